@@ -1,0 +1,293 @@
+//===- runtime/core/Array.cpp - Dense n-d arrays with data ----------------===//
+#include "runtime/core/Array.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+namespace graphc {
+namespace {
+
+/// Calls `f(offset)` for every element of (shape, strides) in C order, with the
+/// element offset relative to the first element.
+template <typename F>
+void forEachOffset(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides, F&& f) {
+  int64_t n = ir::numElements(shape);
+  if (n == 0)
+    return;
+  llvm::SmallVector<int64_t, 6> idx(shape.size(), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    f(off);
+    for (int64_t ax = static_cast<int64_t>(shape.size()) - 1; ax >= 0; --ax) {
+      if (++idx[ax] < shape[ax]) {
+        off += strides[ax];
+        break;
+      }
+      off -= strides[ax] * (shape[ax] - 1);
+      idx[ax] = 0;
+    }
+  }
+}
+
+/// Fills a new array element by element from `gen()` converted to T.
+template <typename Gen> Array generate(DType dtype, llvm::ArrayRef<int64_t> shape, Gen&& gen) {
+  Array a = Array::empty(dtype, shape);
+  visitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = a.data<T>();
+    for (int64_t i = 0, n = a.numel(); i < n; ++i)
+      p[i] = gen(tag);
+  });
+  return a;
+}
+
+/// Converts a double to T: nonzero -> true for bool, a C conversion otherwise.
+template <typename T> T fromDouble(double v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v != 0.0;
+  else
+    return static_cast<T>(v);
+}
+
+template <typename T> std::string formatElement(T v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v ? "true" : "false";
+  else if constexpr (std::is_floating_point_v<T>)
+    return fmt::format("{:.6g}", v);
+  else
+    return fmt::format("{}", v);
+}
+
+} // namespace
+
+llvm::StringRef deviceName(Device d) {
+  return d == Device::Host ? "host" : "cuda";
+}
+
+ir::Shape contiguousStrides(llvm::ArrayRef<int64_t> shape) {
+  ir::Shape strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * std::max<int64_t>(shape[i + 1], 1);
+  return strides;
+}
+
+Array Array::empty(DType dtype, llvm::ArrayRef<int64_t> shape) {
+  for (int64_t d : shape)
+    if (d < 0)
+      throw Error(fmt::format("array shape {} has a negative dimension", ir::shapeString(shape)));
+  Array a;
+  a.dtype_ = dtype;
+  a.shape_.assign(shape.begin(), shape.end());
+  a.strides_ = contiguousStrides(shape);
+  int64_t n = ir::numElements(shape);
+  // At least one byte so that data_ is never null for a valid array.
+  size_t bytes = static_cast<size_t>(std::max<int64_t>(n * ir::dtypeSize(dtype), 1));
+  a.buffer_ = std::shared_ptr<void>(::operator new(bytes), [](void* p) { ::operator delete(p); });
+  a.data_ = a.buffer_.get();
+  a.lo_ = 0;
+  a.hi_ = n;
+  return a;
+}
+
+Array Array::zeros(DType dtype, llvm::ArrayRef<int64_t> shape) {
+  Array a = empty(dtype, shape);
+  std::memset(a.data_, 0, static_cast<size_t>(a.numel() * a.elementSize()));
+  return a;
+}
+
+Array Array::full(DType dtype, llvm::ArrayRef<int64_t> shape, double value) {
+  return generate(dtype, shape,
+                  [&](auto tag) { return fromDouble<typename decltype(tag)::type>(value); });
+}
+
+Array Array::randomNormal(DType dtype, llvm::ArrayRef<int64_t> shape, uint64_t seed, double mean,
+                          double stddev) {
+  if (!ir::isFloat(dtype))
+    throw Error(
+        fmt::format("randomNormal needs a float dtype, not {}", ir::dtypeName(dtype).str()));
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> dist(mean, stddev);
+  return generate(dtype, shape,
+                  [&](auto tag) { return fromDouble<typename decltype(tag)::type>(dist(rng)); });
+}
+
+Array Array::randomUniform(DType dtype, llvm::ArrayRef<int64_t> shape, uint64_t seed, double low,
+                           double high) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> real(low, high);
+  std::uniform_int_distribution<int64_t> integer(static_cast<int64_t>(std::floor(low)),
+                                                 static_cast<int64_t>(std::ceil(high)) - 1);
+  std::bernoulli_distribution coin(0.5);
+  return generate(dtype, shape, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>)
+      return coin(rng);
+    else if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(integer(rng));
+    else
+      return static_cast<T>(real(rng));
+  });
+}
+
+Array Array::wrapRaw(DType dtype, void* data, llvm::ArrayRef<int64_t> shape,
+                     llvm::ArrayRef<int64_t> strides, Device device) {
+  if (!data)
+    throw Error("Array::wrap: null data pointer");
+  if (!strides.empty() && strides.size() != shape.size())
+    throw Error(fmt::format("Array::wrap: {} strides for a shape of rank {}", strides.size(),
+                            shape.size()));
+  Array a;
+  a.dtype_ = dtype;
+  a.shape_.assign(shape.begin(), shape.end());
+  a.strides_ =
+      strides.empty() ? contiguousStrides(shape) : ir::Shape(strides.begin(), strides.end());
+  a.data_ = data;
+  a.device_ = device;
+  auto [lo, hi] = a.extent();
+  a.lo_ = lo;
+  a.hi_ = hi;
+  return a;
+}
+
+bool Array::isContiguous() const {
+  if (numel() <= 1)
+    return true;
+  ir::Shape want = contiguousStrides(shape_);
+  for (size_t i = 0; i < shape_.size(); ++i)
+    if (shape_[i] != 1 && strides_[i] != want[i])
+      return false;
+  return true;
+}
+
+double Array::getDouble(llvm::ArrayRef<int64_t> index) const {
+  int64_t off = offsetOf(index);
+  return visitDType(dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return static_cast<double>(static_cast<const T*>(data_)[off]);
+  });
+}
+
+Array Array::contiguous() const {
+  if (!valid() || isContiguous())
+    return *this;
+  return clone();
+}
+
+Array Array::clone() const {
+  if (device_ != Device::Host)
+    throw Error("Array::clone: only host arrays can be copied here");
+  Array out = empty(dtype(), shape_);
+  int64_t size = elementSize();
+  auto* dst = static_cast<char*>(out.data_);
+  const auto* src = static_cast<const char*>(data_);
+  forEachOffset(shape_, strides_, [&](int64_t off) {
+    std::memcpy(dst, src + off * size, static_cast<size_t>(size));
+    dst += size;
+  });
+  return out;
+}
+
+std::pair<int64_t, int64_t> Array::extent() const {
+  if (numel() == 0)
+    return {0, 0};
+  int64_t lo = 0, hi = 0;
+  for (size_t i = 0; i < shape_.size(); ++i) {
+    int64_t reach = strides_[i] * (shape_[i] - 1);
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {lo, hi + 1};
+}
+
+Array Array::view(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides,
+                  int64_t offset) const {
+  if (shape.size() != strides.size())
+    throw Error(fmt::format("Array::view: {} strides for a shape of rank {}", strides.size(),
+                            shape.size()));
+  Array v = *this;
+  v.shape_.assign(shape.begin(), shape.end());
+  v.strides_.assign(strides.begin(), strides.end());
+  v.data_ = static_cast<char*>(data_) + offset * elementSize();
+  v.lo_ = lo_ - offset;
+  v.hi_ = hi_ - offset;
+  auto [lo, hi] = v.extent();
+  if (lo < hi && (lo < v.lo_ || hi > v.hi_))
+    throw Error(fmt::format("Array::view: shape {} strides {} offset {} reach outside the array",
+                            ir::shapeString(shape), ir::shapeString(strides), offset));
+  return v;
+}
+
+Array Array::reshaped(llvm::ArrayRef<int64_t> shape) const {
+  if (ir::numElements(shape) != numel())
+    throw Error(fmt::format("Array::reshaped: cannot reshape {} to {}", type().str(),
+                            ir::shapeString(shape)));
+  if (!isContiguous())
+    throw Error("Array::reshaped: the array is not contiguous");
+  return view(shape, contiguousStrides(shape));
+}
+
+void Array::throwCount(int64_t got, int64_t want) {
+  throw Error(fmt::format("array data has {} elements but the shape needs {}", got, want));
+}
+
+void Array::throwDType(DType want, const char* what) const {
+  throw Error(fmt::format("Array::{}: the array is {}, not {}", what,
+                          valid() ? ir::dtypeName(dtype()).str() : "empty",
+                          ir::dtypeName(want).str()));
+}
+
+int64_t Array::offsetOf(llvm::ArrayRef<int64_t> index) const {
+  if (index.size() != shape_.size())
+    throw Error(
+        fmt::format("Array index has {} entries, the array rank {}", index.size(), shape_.size()));
+  int64_t off = 0;
+  for (size_t i = 0; i < index.size(); ++i) {
+    if (index[i] < 0 || index[i] >= shape_[i])
+      throw Error(fmt::format("Array index {} is out of range for shape {}", ir::shapeString(index),
+                              ir::shapeString(shape_)));
+    off += index[i] * strides_[i];
+  }
+  return off;
+}
+
+std::string Array::str(int64_t threshold, int64_t edgeItems) const {
+  if (!valid())
+    return "<empty array>";
+  if (device_ != Device::Host)
+    return fmt::format("<{} array {}>", deviceName(device_).str(), type().str());
+  bool summarize = numel() > threshold;
+  std::string out;
+  visitDType(dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* base = static_cast<const T*>(data_);
+    // Recursive printer over axes; `indent` aligns nested rows under the bracket.
+    auto print = [&](auto& self, int64_t axis, int64_t off) -> void {
+      if (axis == rank()) {
+        out += formatElement(base[off]);
+        return;
+      }
+      out += '[';
+      int64_t n = shape_[axis];
+      // NumPy layout: rows on new lines, a blank line between matrices, and so on.
+      std::string sep = axis + 1 == rank() ? ", "
+                                           : "," + std::string(rank() - axis - 1, '\n') +
+                                                 std::string(axis + 1, ' ');
+      for (int64_t i = 0; i < n; ++i) {
+        if (summarize && n > 2 * edgeItems && i == edgeItems) {
+          out += "...";
+          out += sep;
+          i = n - edgeItems;
+        }
+        self(self, axis + 1, off + i * strides_[axis]);
+        if (i + 1 < n)
+          out += sep;
+      }
+      out += ']';
+    };
+    print(print, 0, 0);
+  });
+  return out + " " + type().str();
+}
+
+} // namespace graphc

@@ -1,0 +1,135 @@
+//===- runtime/core/Backend.cpp - Backends and compiled graphs ------------===//
+#include "runtime/core/Backend.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+namespace graphc {
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, BackendFactory> factories;
+  std::map<std::string, std::unique_ptr<Backend>> made;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+/// The backend `name` made by its factory (once), or null when it is not registered
+/// or its factory says it cannot run here. The caller holds the registry lock.
+Backend* lookup(Registry& r, const std::string& name) {
+  auto m = r.made.find(name);
+  if (m != r.made.end())
+    return m->second.get();
+  auto f = r.factories.find(name);
+  if (f == r.factories.end())
+    return nullptr;
+  std::unique_ptr<Backend> b = f->second();
+  Backend* p = b.get();
+  if (p)
+    r.made.emplace(name, std::move(b));
+  return p;
+}
+
+} // namespace
+
+Signature Signature::of(const ir::Graph& g) {
+  Signature s;
+  s.graphName = g.name();
+  for (const ir::Node* p : g.params()) {
+    s.paramNames.push_back(p->attrs().getStr("name"));
+    s.paramTypes.push_back(p->type());
+  }
+  for (ir::Value v : g.outputs())
+    s.outputTypes.push_back(v.type());
+  return s;
+}
+
+std::string Signature::str() const {
+  std::string params, outs;
+  for (size_t i = 0; i < paramNames.size(); ++i)
+    params += fmt::format("{}%{}: {}", i ? ", " : "", paramNames[i], paramTypes[i].str());
+  for (size_t i = 0; i < outputTypes.size(); ++i)
+    outs += fmt::format("{}{}", i ? ", " : "", outputTypes[i].str());
+  return fmt::format("@{}({}) -> ({})", graphName, params, outs);
+}
+
+Executable::~Executable() = default;
+Backend::~Backend() = default;
+
+void Executable::checkInputs(llvm::ArrayRef<Array> inputs) const {
+  if (inputs.size() != sig_.paramTypes.size())
+    throw Error(fmt::format("@{}: expected {} input(s), got {} ({})", sig_.graphName,
+                            sig_.paramTypes.size(), inputs.size(), sig_.str()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::TensorType& want = sig_.paramTypes[i];
+    const Array& a = inputs[i];
+    std::string got = a.valid() ? a.type().str() : "an empty array";
+    if (!a.valid() || a.type() != want)
+      throw Error(fmt::format("@{}: input {} (%{}) must be {}, got {}", sig_.graphName, i,
+                              sig_.paramNames[i], want.str(), got));
+    if (a.device() != Device::Host && backendName() == "cpu")
+      throw Error(fmt::format("@{}: input {} (%{}) is in {} memory; the cpu backend needs host "
+                              "arrays",
+                              sig_.graphName, i, sig_.paramNames[i], deviceName(a.device()).str()));
+  }
+}
+
+std::vector<Array> Executable::run(llvm::ArrayRef<Array> inputs) {
+  checkInputs(inputs);
+  std::vector<Array> outs = execute(inputs);
+  // Outputs never alias the caller's inputs: copy any that still do (e.g. an input
+  // returned as it is, or reshaped).
+  for (Array& o : outs) {
+    bool aliases = !o.ownsMemory();
+    for (const Array& in : inputs)
+      aliases = aliases || o.sharesBufferWith(in);
+    if (aliases)
+      o = o.clone();
+  }
+  return outs;
+}
+
+void registerBackend(llvm::StringRef name, BackendFactory factory) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.factories[name.str()] = std::move(factory);
+  r.made.erase(name.str());
+}
+
+Backend& getBackend(llvm::StringRef name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (name == "auto") {
+    if (Backend* b = lookup(r, "cuda"))
+      return *b;
+    if (Backend* b = lookup(r, "cpu"))
+      return *b;
+    throw Error("backend 'auto': no backend is linked in (link graphc_cpu)");
+  }
+  if (Backend* b = lookup(r, name.str()))
+    return *b;
+  if (name == "cuda")
+    throw Error(r.factories.count("cuda")
+                    ? "backend 'cuda': no CUDA device is present"
+                    : "backend 'cuda': this build has no CUDA backend (use 'cpu' or 'auto')");
+  std::string known;
+  for (auto& [n, f] : r.factories)
+    known += (known.empty() ? "" : ", ") + n;
+  throw Error(fmt::format("unknown backend '{}' (known: {}, auto)", name.str(), known));
+}
+
+std::vector<std::string> registeredBackends() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::vector<std::string> names;
+  for (auto& [n, f] : r.factories)
+    names.push_back(n);
+  return names;
+}
+
+} // namespace graphc

@@ -55,7 +55,7 @@ if(NOT GRAPHC_CUDA STREQUAL "OFF")
     target_link_libraries(graphc_cuda INTERFACE CUDA::cudart CUDA::nvrtc CUDA::cublas
                           CUDA::cusolver)
     target_compile_definitions(graphc_cuda INTERFACE GRAPHC_HAS_CUDA=1)
-    target_link_options(graphc_cuda INTERFACE "-Wl,-rpath,${CUDAToolkit_LIBRARY_DIR}")
+    target_link_options(graphc_cuda INTERFACE "-Wl,-rpath,${CUDAToolkit_LIBRARY_DIR}:/usr/local/cuda/lib64")
     add_library(graphc::cuda ALIAS graphc_cuda)
   elseif(GRAPHC_CUDA STREQUAL "ON")
     message(FATAL_ERROR "GRAPHC_CUDA=ON but NVRTC, cuBLAS or cuSOLVER were not found")

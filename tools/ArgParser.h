@@ -1,0 +1,67 @@
+//===- tools/ArgParser.h - Command-line flags of a subcommand ---*- C++ -*-===//
+//
+// Each `graphc` subcommand declares its flags on an ArgParser, which parses them,
+// rejects unknown ones with a UsageError (exit status 2) and prints the command's
+// --help text from the declarations. Flags are `--name`, `--name=value` or
+// `--name value`; `--` ends the flags; a lone `-` is a positional (standard input).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace graphc::tools {
+
+/// A command line that does not fit the command's usage (unknown flag, missing
+/// value or argument). `graphc` prints it with a hint and exits with status 2.
+class UsageError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Declares and parses the flags of one subcommand.
+class ArgParser {
+public:
+  /// `command` is e.g. "graphc dump", `positionals` the usage of the positional
+  /// arguments, e.g. "FILE", and `description` a paragraph for --help.
+  ArgParser(std::string command, std::string positionals, std::string description);
+
+  /// A boolean flag `--name`; sets `*out` to true when given.
+  void flag(llvm::StringRef name, llvm::StringRef help, bool* out);
+  /// A flag with a value, `--name=VALUE`. When `choices` is not empty the value must
+  /// be one of them. `*out` keeps its (default) value when the flag is absent.
+  void option(llvm::StringRef name, llvm::StringRef metavar, llvm::StringRef help, std::string* out,
+              std::vector<std::string> choices = {});
+
+  /// Parses `args` (the words after the subcommand). Returns the positional
+  /// arguments, or nullopt when -h/--help was given. Throws UsageError.
+  std::optional<std::vector<std::string>> parse(llvm::ArrayRef<std::string> args) const;
+
+  /// The --help text.
+  std::string help() const;
+  /// "graphc dump".
+  const std::string& command() const { return command_; }
+
+private:
+  struct Spec {
+    std::string name;
+    std::string metavar; ///< empty for a boolean flag
+    std::string help;
+    bool* flag = nullptr;
+    std::string* value = nullptr;
+    std::vector<std::string> choices;
+  };
+  const Spec* find(llvm::StringRef name) const;
+  void assign(const Spec& spec, llvm::StringRef value) const;
+
+  std::string command_, positionals_, description_;
+  std::vector<Spec> specs_;
+};
+
+} // namespace graphc::tools

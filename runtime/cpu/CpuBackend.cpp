@@ -1,0 +1,131 @@
+//===- runtime/cpu/CpuBackend.cpp - The CPU backend -----------------------===//
+//
+// compile() copies the live nodes of a graph (those the outputs depend on) into a
+// list of Steps in topological order and notes each step's last use. run() walks
+// the steps, hands each one's operands to the kernel of its op family and drops
+// intermediate arrays after their last use.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/CpuBackend.h"
+
+#include "runtime/cpu/Kernels.h"
+
+#include <fmt/format.h>
+
+namespace graphc {
+namespace cpu {
+
+void Step::fail(const std::string& message) const {
+  std::string who = ir::opName(op).str();
+  if (!name.empty())
+    who += fmt::format(" (%{})", name);
+  throw Error(fmt::format("{}: {}", who, message), loc);
+}
+
+namespace {
+
+class CpuExecutable final : public Executable {
+public:
+  explicit CpuExecutable(const ir::Graph& g) : Executable(Signature::of(g)) {
+    // Liveness: the nodes the outputs reach.
+    std::vector<bool> live(g.nodes().size(), false);
+    for (ir::Value v : g.outputs())
+      live[v.node->id()] = true;
+    for (auto it = g.nodes().rbegin(); it != g.nodes().rend(); ++it)
+      if (live[(*it)->id()])
+        for (ir::Value v : (*it)->operands())
+          live[v.node->id()] = true;
+
+    std::vector<unsigned> stepOf(g.nodes().size(), 0);
+    for (const ir::Node* n : g.nodes()) {
+      if (!live[n->id()])
+        continue;
+      Step s{n->op(), n->attrs(), {}, {}, n->name(), n->loc()};
+      s.types.assign(n->types().begin(), n->types().end());
+      for (ir::Value v : n->operands())
+        s.operands.push_back({stepOf[v.node->id()], v.index});
+      stepOf[n->id()] = static_cast<unsigned>(steps_.size());
+      steps_.push_back(std::move(s));
+    }
+    lastUse_.assign(steps_.size(), 0);
+    for (unsigned i = 0; i < steps_.size(); ++i)
+      for (auto [step, result] : steps_[i].operands)
+        lastUse_[step] = i;
+    for (ir::Value v : g.outputs()) {
+      outputs_.push_back({stepOf[v.node->id()], v.index});
+      lastUse_[stepOf[v.node->id()]] = static_cast<unsigned>(steps_.size());
+    }
+  }
+
+  llvm::StringRef backendName() const override { return "cpu"; }
+
+protected:
+  std::vector<Array> execute(llvm::ArrayRef<Array> inputs) override {
+    std::vector<Arrays> values(steps_.size());
+    for (unsigned i = 0; i < steps_.size(); ++i) {
+      const Step& s = steps_[i];
+      llvm::SmallVector<Array, 2> operands;
+      for (auto [step, result] : s.operands)
+        operands.push_back(values[step][result]);
+      values[i] = runStep(s, operands, inputs);
+      for (auto [step, result] : s.operands)
+        if (lastUse_[step] == i)
+          values[step].clear();
+    }
+    std::vector<Array> outs;
+    for (auto [step, result] : outputs_)
+      outs.push_back(values[step][result]);
+    return outs;
+  }
+
+private:
+  static Arrays runStep(const Step& s, llvm::ArrayRef<Array> operands,
+                        llvm::ArrayRef<Array> inputs) {
+    switch (ir::opInfo(s.op).kind) {
+    case ir::OpKind::Source:
+      if (s.op == ir::Op::Parameter) // kernels read contiguous arrays only
+        return {inputs[s.attrs.getInt("index")].contiguous()};
+      return runSource(s);
+    case ir::OpKind::Shape:
+      return runShapeOp(s, operands);
+    case ir::OpKind::Reduce:
+      return runReduce(s, operands);
+    case ir::OpKind::Linalg:
+      return runLinalg(s, operands);
+    default:
+      return runElementwise(s, operands);
+    }
+  }
+
+  std::vector<Step> steps_;
+  /// The last step that reads each step's results (steps_.size() for outputs).
+  std::vector<unsigned> lastUse_;
+  std::vector<std::pair<unsigned, unsigned>> outputs_;
+};
+
+class CpuBackend final : public Backend {
+public:
+  llvm::StringRef name() const override { return "cpu"; }
+  std::unique_ptr<Executable> compile(const ir::Graph& g) override {
+    return std::make_unique<CpuExecutable>(g);
+  }
+};
+
+} // namespace
+} // namespace cpu
+
+std::unique_ptr<Backend> createCpuBackend() {
+  return std::make_unique<cpu::CpuBackend>();
+}
+
+} // namespace graphc
+
+/// Registers "cpu" at static-initialization time. The linker keeps this object file
+/// because graphc_cpu's consumers link with --undefined=graphc_cpu_backend_anchor.
+extern "C" {
+extern int graphc_cpu_backend_anchor;
+int graphc_cpu_backend_anchor = [] {
+  graphc::registerBackend("cpu", [] { return graphc::createCpuBackend(); });
+  return 0;
+}();
+}

@@ -1,0 +1,22 @@
+//===- runtime/cpu/CpuBackend.h - The CPU backend ---------------*- C++ -*-===//
+//
+// The cpu backend runs every op of ir/Ops.def on host Arrays: elementwise ops and
+// reductions as plain loops, shape ops as strided copies, linear algebra through
+// OpenBLAS and LAPACKE, batched over leading axes. It is the embedded default: it
+// needs no GPU and is always linked in with graphc_cpu, which registers it as
+// "cpu" (getBackend("cpu") or getBackend("auto") on a machine without a GPU).
+// docs/ops.md documents the numeric semantics of every op.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/core/Backend.h"
+
+#include <memory>
+
+namespace graphc {
+
+/// A new CPU backend. Most code calls getBackend("cpu") instead.
+std::unique_ptr<Backend> createCpuBackend();
+
+} // namespace graphc

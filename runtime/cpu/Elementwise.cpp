@@ -1,0 +1,346 @@
+//===- runtime/cpu/Elementwise.cpp - Sources and elementwise kernels ------===//
+//
+// Source ops (constant, full, iota, eye) and every elementwise op as one typed loop
+// per op: the op is chosen once, outside the loop, and the element type comes from
+// visitDType. Integer semantics: arithmetic wraps around; div truncates toward zero;
+// remainder takes the sign of the divisor (NumPy); division by zero and negative
+// integer powers are errors. See docs/ops.md.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/Kernels.h"
+
+#include <cmath>
+#include <limits>
+
+namespace graphc::cpu {
+namespace {
+
+using ir::Op;
+
+template <typename T> constexpr bool kIsFloat = std::is_floating_point_v<T>;
+
+/// Converts a double attribute value to T (nonzero -> true for bool).
+template <typename T> T fromDouble(double v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v != 0.0;
+  else
+    return static_cast<T>(v);
+}
+
+//===--- Sources ----------------------------------------------------------===//
+
+Array constant(const Step& s) {
+  const std::vector<double>& values = s.attrs.getFloats("value");
+  Array out = Array::empty(s.type().dtype, s.type().shape);
+  visitDType(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = out.data<T>();
+    for (size_t i = 0; i < values.size(); ++i)
+      o[i] = fromDouble<T>(values[i]);
+  });
+  return out;
+}
+
+/// iota: each element is its index along `axis`.
+Array iota(const Step& s) {
+  const ir::TensorType& t = s.type();
+  int64_t axis = s.attrs.getInt("axis");
+  int64_t inner = ir::numElements(llvm::ArrayRef<int64_t>(t.shape).drop_front(axis + 1));
+  int64_t len = t.shape[axis];
+  Array out = Array::empty(t.dtype, t.shape);
+  visitNumeric(s, t.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = out.data<T>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i)
+      o[i] = static_cast<T>((i / inner) % len);
+  });
+  return out;
+}
+
+/// eye: identity matrices (ones where row == column) batched over leading axes.
+Array eye(const Step& s) {
+  const ir::TensorType& t = s.type();
+  int64_t rows = t.shape[t.rank() - 2], cols = t.shape[t.rank() - 1];
+  Array out = Array::zeros(t.dtype, t.shape);
+  visitNumeric(s, t.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = out.data<T>();
+    for (int64_t b = 0, nb = out.numel() / std::max<int64_t>(rows * cols, 1);
+         b < nb && rows * cols > 0; ++b)
+      for (int64_t i = 0; i < std::min(rows, cols); ++i)
+        o[b * rows * cols + i * cols + i] = T(1);
+  });
+  return out;
+}
+
+//===--- Unary ------------------------------------------------------------===//
+
+template <typename T> T negate(T v) {
+  return wrapSub(T(0), v);
+}
+
+template <typename T> T sigmoid(T v) {
+  // Never exponentiates a large positive number: no overflow, no NaN.
+  if (v >= 0)
+    return T(1) / (T(1) + std::exp(-v));
+  T e = std::exp(v);
+  return e / (T(1) + e);
+}
+
+template <typename T> void unary(const Step& s, const T* x, T* o, int64_t n) {
+  auto map = [&](auto f) {
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = f(x[i]);
+  };
+  switch (s.op) {
+  case Op::Neg:
+    return map([](T v) { return negate(v); });
+  case Op::Abs:
+    return map([](T v) { return v < 0 ? negate(v) : v; });
+  case Op::Sign:
+    return map([](T v) { return v != v ? v : T((T(0) < v) - (v < T(0))); }); // NaN stays NaN
+  case Op::Square:
+    return map([](T v) { return wrapMul(v, v); });
+  case Op::Relu:
+    return map([](T v) { return v < 0 ? T(0) : v; }); // NaN stays NaN
+  default:
+    break;
+  }
+  if constexpr (kIsFloat<T>) {
+    switch (s.op) {
+    case Op::Exp:
+      return map([](T v) { return std::exp(v); });
+    case Op::Log:
+      return map([](T v) { return std::log(v); });
+    case Op::Log1p:
+      return map([](T v) { return std::log1p(v); });
+    case Op::Expm1:
+      return map([](T v) { return std::expm1(v); });
+    case Op::Sqrt:
+      return map([](T v) { return std::sqrt(v); });
+    case Op::Rsqrt:
+      return map([](T v) { return T(1) / std::sqrt(v); });
+    case Op::Reciprocal:
+      return map([](T v) { return T(1) / v; });
+    case Op::Sin:
+      return map([](T v) { return std::sin(v); });
+    case Op::Cos:
+      return map([](T v) { return std::cos(v); });
+    case Op::Tanh:
+      return map([](T v) { return std::tanh(v); });
+    case Op::Sigmoid:
+      return map([](T v) { return sigmoid(v); });
+    case Op::Erf:
+      return map([](T v) { return std::erf(v); });
+    case Op::Floor:
+      return map([](T v) { return std::floor(v); });
+    case Op::Ceil:
+      return map([](T v) { return std::ceil(v); });
+    case Op::Round:
+      return map([](T v) { return std::nearbyint(v); }); // half to even
+    default:
+      break;
+    }
+  }
+  s.fail("internal error: no kernel for this dtype");
+}
+
+//===--- Binary -----------------------------------------------------------===//
+
+/// Integer power by squaring; wraps on overflow.
+template <typename T> T intPow(const Step& s, T base, T exp) {
+  if (exp < 0)
+    s.fail("integers to negative integer powers are not allowed");
+  T result = 1;
+  while (exp > 0) {
+    if (exp & 1)
+      result = wrapMul(result, base);
+    base = wrapMul(base, base);
+    exp >>= 1;
+  }
+  return result;
+}
+
+/// Integer division truncating toward zero; MIN / -1 wraps to MIN.
+template <typename T> T intDiv(const Step& s, T a, T b) {
+  if (b == 0)
+    s.fail("integer division by zero");
+  if (b == -1)
+    return negate(a);
+  return a / b;
+}
+
+/// Remainder with the sign of the divisor (NumPy, Python): a - floor(a / b) * b.
+template <typename T> T remainder(const Step& s, T a, T b) {
+  if constexpr (kIsFloat<T>) {
+    T r = std::fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0)))
+      r += b;
+    return r;
+  } else {
+    if (b == 0)
+      s.fail("integer remainder by zero");
+    if (b == -1)
+      return 0;
+    T r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
+  }
+}
+
+/// maximum/minimum propagate NaN (NumPy).
+template <typename T> T maximum(T a, T b) {
+  return (a != a || a > b) ? a : b;
+}
+template <typename T> T minimum(T a, T b) {
+  return (a != a || a < b) ? a : b;
+}
+
+template <typename T> void binary(const Step& s, const T* x, const T* y, T* o, int64_t n) {
+  auto map = [&](auto f) {
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = f(x[i], y[i]);
+  };
+  switch (s.op) {
+  case Op::Add:
+    return map([](T a, T b) { return wrapAdd(a, b); });
+  case Op::Sub:
+    return map([](T a, T b) { return wrapSub(a, b); });
+  case Op::Mul:
+    return map([](T a, T b) { return wrapMul(a, b); });
+  case Op::Div:
+    if constexpr (kIsFloat<T>)
+      return map([](T a, T b) { return a / b; });
+    else
+      return map([&](T a, T b) { return intDiv(s, a, b); });
+  case Op::Pow:
+    if constexpr (kIsFloat<T>)
+      return map([](T a, T b) { return std::pow(a, b); });
+    else
+      return map([&](T a, T b) { return intPow(s, a, b); });
+  case Op::Maximum:
+    return map([](T a, T b) { return maximum(a, b); });
+  case Op::Minimum:
+    return map([](T a, T b) { return minimum(a, b); });
+  case Op::Remainder:
+    return map([&](T a, T b) { return remainder(s, a, b); });
+  case Op::Atan2:
+    if constexpr (kIsFloat<T>)
+      return map([](T a, T b) { return std::atan2(a, b); });
+    break;
+  default:
+    break;
+  }
+  s.fail("internal error: no kernel for this dtype");
+}
+
+template <typename T> void compare(const Step& s, const T* x, const T* y, bool* o, int64_t n) {
+  auto map = [&](auto f) {
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = f(x[i], y[i]);
+  };
+  switch (s.op) {
+  case Op::Eq:
+    return map([](T a, T b) { return a == b; });
+  case Op::Ne:
+    return map([](T a, T b) { return a != b; });
+  case Op::Lt:
+    return map([](T a, T b) { return a < b; });
+  case Op::Le:
+    return map([](T a, T b) { return a <= b; });
+  case Op::Gt:
+    return map([](T a, T b) { return a > b; });
+  case Op::Ge:
+    return map([](T a, T b) { return a >= b; });
+  default:
+    s.fail("internal error: not a comparison");
+  }
+}
+
+void logical(const Step& s, llvm::ArrayRef<Array> xs, bool* o, int64_t n) {
+  const bool* a = xs[0].data<bool>();
+  const bool* b = xs.size() > 1 ? xs[1].data<bool>() : nullptr;
+  for (int64_t i = 0; i < n; ++i)
+    o[i] = s.op == Op::Not ? !a[i] : s.op == Op::And ? (a[i] && b[i]) : (a[i] || b[i]);
+}
+
+/// cast: C conversion; to bool is `!= 0`. Float to integer truncates toward zero.
+void cast(const Array& x, Array& out) {
+  visitDType(x.dtype(), [&](auto from) {
+    using S = typename decltype(from)::type;
+    visitDType(out.dtype(), [&](auto to) {
+      using D = typename decltype(to)::type;
+      const S* a = x.data<S>();
+      D* o = out.data<D>();
+      for (int64_t i = 0, n = x.numel(); i < n; ++i) {
+        if constexpr (std::is_same_v<D, bool>)
+          o[i] = a[i] != S(0);
+        else
+          o[i] = static_cast<D>(a[i]);
+      }
+    });
+  });
+}
+
+} // namespace
+
+Arrays runSource(const Step& s) {
+  switch (s.op) {
+  case Op::Constant:
+    return {constant(s)};
+  case Op::Full:
+    return {Array::full(s.type().dtype, s.type().shape, s.attrs.getFloat("value"))};
+  case Op::Iota:
+    return {iota(s)};
+  case Op::Eye:
+    return {eye(s)};
+  default:
+    s.fail("internal error: not a source op");
+  }
+}
+
+Arrays runElementwise(const Step& s, llvm::ArrayRef<Array> xs) {
+  Array out = Array::empty(s.type().dtype, s.type().shape);
+  int64_t n = out.numel();
+  switch (ir::opInfo(s.op).kind) {
+  case ir::OpKind::Unary:
+    visitNumeric(s, xs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      unary<T>(s, xs[0].data<T>(), out.data<T>(), n);
+    });
+    break;
+  case ir::OpKind::Binary:
+    visitNumeric(s, xs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      binary<T>(s, xs[0].data<T>(), xs[1].data<T>(), out.data<T>(), n);
+    });
+    break;
+  case ir::OpKind::Compare:
+    visitDType(xs[0].dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      compare<T>(s, xs[0].data<T>(), xs[1].data<T>(), out.data<bool>(), n);
+    });
+    break;
+  case ir::OpKind::Logical:
+    logical(s, xs, out.data<bool>(), n);
+    break;
+  case ir::OpKind::Select:
+    visitDType(out.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const bool* c = xs[0].data<bool>();
+      const T* a = xs[1].data<T>();
+      const T* b = xs[2].data<T>();
+      T* o = out.data<T>();
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = c[i] ? a[i] : b[i];
+    });
+    break;
+  case ir::OpKind::Cast:
+    cast(xs[0], out);
+    break;
+  default:
+    s.fail("internal error: not an elementwise op");
+  }
+  return {out};
+}
+
+} // namespace graphc::cpu

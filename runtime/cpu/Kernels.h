@@ -1,0 +1,92 @@
+//===- runtime/cpu/Kernels.h - CPU kernels, by op family --------*- C++ -*-===//
+//
+// Internal to the cpu backend. A compiled graph is a list of Steps, one per live
+// node, copied out of the ir::Graph. Each op family has one entry point that runs
+// a Step on contiguous operand Arrays and returns new result Arrays:
+//   Elementwise.cpp  sources (constant, full, iota, eye) and elementwise ops
+//   ShapeOps.cpp     broadcast_to, reshape, transpose, slice, concat, diag, ...
+//   Reduce.cpp       sum, mean, max, min, prod, argmax, argmin
+//   Linalg.cpp       matmul, solve, cholesky, ... through BLAS/LAPACK
+// Kernels never write into their operands: arrays are immutable once made, so a
+// result may share an operand's memory (a reshape does).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Attr.h"
+#include "ir/Op.h"
+#include "ir/Types.h"
+#include "runtime/core/Array.h"
+#include "support/Error.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+#include <type_traits>
+
+namespace graphc::cpu {
+
+/// The results of one step.
+using Arrays = llvm::SmallVector<Array, 1>;
+
+/// One node of a compiled graph.
+struct Step {
+  ir::Op op;
+  ir::Attrs attrs;
+  llvm::SmallVector<ir::TensorType, 1> types;
+  /// (step index, result index) of each operand.
+  llvm::SmallVector<std::pair<unsigned, unsigned>, 2> operands;
+  /// The node's name and source location, for error messages.
+  std::string name;
+  SourceLoc loc;
+
+  const ir::TensorType& type(unsigned i = 0) const { return types[i]; }
+  /// Throws graphc::Error "op (%name): message" at the node's location.
+  [[noreturn]] void fail(const std::string& message) const;
+};
+
+Arrays runSource(const Step& s);
+Arrays runElementwise(const Step& s, llvm::ArrayRef<Array> operands);
+Arrays runShapeOp(const Step& s, llvm::ArrayRef<Array> operands);
+Arrays runReduce(const Step& s, llvm::ArrayRef<Array> operands);
+Arrays runLinalg(const Step& s, llvm::ArrayRef<Array> operands);
+
+/// visitDType restricted to numeric dtypes; bool is an internal error (the typing
+/// rules exclude it before a kernel runs).
+template <typename F> decltype(auto) visitNumeric(const Step& s, DType dtype, F&& f) {
+  if (dtype == DType::Bool)
+    s.fail("internal error: bool operand reached a numeric kernel");
+  return visitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>)
+      return f(TypeTag<int32_t>{}); // unreachable
+    else
+      return f(tag);
+  });
+}
+
+/// Integer arithmetic wraps around (two's complement) instead of overflowing.
+template <typename T> T wrapAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) +
+                          static_cast<std::make_unsigned_t<T>>(b));
+  else
+    return a + b;
+}
+template <typename T> T wrapSub(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) -
+                          static_cast<std::make_unsigned_t<T>>(b));
+  else
+    return a - b;
+}
+template <typename T> T wrapMul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) *
+                          static_cast<std::make_unsigned_t<T>>(b));
+  else
+    return a * b;
+}
+
+} // namespace graphc::cpu

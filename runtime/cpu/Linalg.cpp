@@ -1,0 +1,314 @@
+//===- runtime/cpu/Linalg.cpp - Linear algebra through BLAS/LAPACK --------===//
+//
+// Every op works on row-major matrices in the last two axes and loops over the
+// leading (batch) axes, one BLAS/LAPACK call per batch item. Lapack<T> maps the
+// float and double routines to one name, so each op is written once.
+//
+// LAPACK failures are errors naming the op and batch item (counted from 0); matrix
+// positions follow LAPACK and count from 1:
+//   cholesky: matrix is not positive definite (batch item 2, leading minor 3)
+//   solve: matrix is singular (batch item 0, U(4,4) = 0)
+// det of a singular matrix is 0 and logdet (log|det|) is -inf: those are values,
+// not failures. lu factors singular matrices too.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/Kernels.h"
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+#include <limits>
+#include <vector>
+
+namespace graphc::cpu {
+namespace {
+
+using ir::Op;
+
+template <typename T> struct Lapack;
+template <> struct Lapack<float> {
+  static constexpr auto gemm = cblas_sgemm;
+  static constexpr auto trsm = cblas_strsm;
+  static constexpr auto getrf = LAPACKE_sgetrf;
+  static constexpr auto getrs = LAPACKE_sgetrs;
+  static constexpr auto getri = LAPACKE_sgetri;
+  static constexpr auto potrf = LAPACKE_spotrf;
+  static constexpr auto geqrf = LAPACKE_sgeqrf;
+  static constexpr auto orgqr = LAPACKE_sorgqr;
+};
+template <> struct Lapack<double> {
+  static constexpr auto gemm = cblas_dgemm;
+  static constexpr auto trsm = cblas_dtrsm;
+  static constexpr auto getrf = LAPACKE_dgetrf;
+  static constexpr auto getrs = LAPACKE_dgetrs;
+  static constexpr auto getri = LAPACKE_dgetri;
+  static constexpr auto potrf = LAPACKE_dpotrf;
+  static constexpr auto geqrf = LAPACKE_dgeqrf;
+  static constexpr auto orgqr = LAPACKE_dorgqr;
+};
+
+/// The matrices of an array: batch count and the last two dimensions.
+struct Matrices {
+  int64_t batch, rows, cols;
+
+  explicit Matrices(llvm::ArrayRef<int64_t> shape)
+      : batch(ir::numElements(shape.drop_back(2))), rows(shape[shape.size() - 2]),
+        cols(shape.back()) {}
+  explicit Matrices(const Array& a) : Matrices(a.shape()) {}
+  int64_t size() const { return rows * cols; }
+  /// Leading dimension for BLAS/LAPACK (never 0).
+  lapack_int ld() const { return static_cast<lapack_int>(std::max<int64_t>(cols, 1)); }
+  template <typename T> T* item(const Array& a, int64_t b) const {
+    return a.data<T>() + b * size();
+  }
+};
+
+/// Throws for a LAPACK argument error (a bug here) or a workspace failure.
+void checkCall(const Step& s, lapack_int info, const char* routine, int64_t b) {
+  if (info < 0)
+    s.fail(fmt::format("internal error: LAPACK {} failed with info {} (batch item {})", routine,
+                       info, b));
+}
+
+/// getrf on a copy of each matrix of `a`, calling `f(b, lu, ipiv, info)` per item.
+template <typename T, typename F> Array factorLu(const Step& s, const Array& a, F&& f) {
+  Array lu = a.clone();
+  Matrices m(lu);
+  std::vector<lapack_int> ipiv(std::max<int64_t>(m.rows, 1));
+  for (int64_t b = 0; b < m.batch; ++b) {
+    T* p = m.item<T>(lu, b);
+    lapack_int info = 0;
+    if (m.rows > 0) {
+      info = Lapack<T>::getrf(LAPACK_ROW_MAJOR, m.rows, m.cols, p, m.ld(), ipiv.data());
+      checkCall(s, info, "getrf", b);
+    }
+    f(b, p, ipiv.data(), info);
+  }
+  return lu;
+}
+
+[[noreturn]] void failSingular(const Step& s, int64_t b, lapack_int info) {
+  s.fail(fmt::format("matrix is singular (batch item {}, U({},{}) = 0)", b, info, info));
+}
+
+template <typename T> Array matmul(const Step& s, const Array& a, const Array& b) {
+  bool ta = s.attrs.flag("transpose_a"), tb = s.attrs.flag("transpose_b");
+  Matrices ma(a), mb(b), mc(s.type().shape);
+  int64_t k = ta ? ma.rows : ma.cols;
+  Array c = Array::zeros(s.type().dtype, s.type().shape);
+  if (mc.size() == 0 || k == 0)
+    return c;
+  for (int64_t i = 0; i < mc.batch; ++i)
+    Lapack<T>::gemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                    mc.rows, mc.cols, k, T(1), ma.item<T>(a, i), ma.ld(), mb.item<T>(b, i), mb.ld(),
+                    T(0), mc.item<T>(c, i), mc.ld());
+  return c;
+}
+
+template <typename T> Array solve(const Step& s, const Array& a, const Array& rhs) {
+  Array x = rhs.clone();
+  Matrices mx(x);
+  factorLu<T>(s, a, [&](int64_t b, T* lu, lapack_int* ipiv, lapack_int info) {
+    if (info > 0)
+      failSingular(s, b, info);
+    if (mx.size() == 0)
+      return;
+    info = Lapack<T>::getrs(LAPACK_ROW_MAJOR, 'N', mx.rows, mx.cols, lu, mx.rows, ipiv,
+                            mx.item<T>(x, b), mx.ld());
+    checkCall(s, info, "getrs", b);
+  });
+  return x;
+}
+
+/// Zeroes the strict upper (or lower) triangle of every matrix of `a`.
+template <typename T> void zeroTriangle(Array& a, bool upperPart) {
+  Matrices m(a);
+  for (int64_t b = 0; b < m.batch; ++b)
+    for (int64_t i = 0; i < m.rows; ++i)
+      for (int64_t j = 0; j < m.cols; ++j)
+        if (upperPart ? j > i : j < i)
+          m.item<T>(a, b)[i * m.cols + j] = T(0);
+}
+
+template <typename T> Array cholesky(const Step& s, const Array& a) {
+  bool upper = s.attrs.flag("upper");
+  Array l = a.clone();
+  Matrices m(l);
+  for (int64_t b = 0; b < m.batch && m.rows > 0; ++b) {
+    lapack_int info =
+        Lapack<T>::potrf(LAPACK_ROW_MAJOR, upper ? 'U' : 'L', m.rows, m.item<T>(l, b), m.ld());
+    checkCall(s, info, "potrf", b);
+    if (info > 0)
+      s.fail(fmt::format("matrix is not positive definite (batch item {}, leading minor {})", b,
+                         info));
+  }
+  zeroTriangle<T>(l, /*upperPart=*/!upper);
+  return l;
+}
+
+template <typename T> Array triangularSolve(const Step& s, const Array& a, const Array& rhs) {
+  bool lower = s.attrs.flag("lower"), right = s.attrs.flag("right_side");
+  bool trans = s.attrs.flag("transpose_a"), unit = s.attrs.flag("unit_diagonal");
+  Array x = rhs.clone();
+  Matrices ma(a), mx(x);
+  for (int64_t b = 0; b < ma.batch; ++b) {
+    const T* pa = ma.item<T>(a, b);
+    for (int64_t i = 0; i < ma.rows && !unit; ++i)
+      if (pa[i * ma.cols + i] == T(0))
+        s.fail(fmt::format("matrix is singular (batch item {}, A({},{}) = 0)", b, i + 1, i + 1));
+    if (mx.size() == 0)
+      continue;
+    Lapack<T>::trsm(CblasRowMajor, right ? CblasRight : CblasLeft, lower ? CblasLower : CblasUpper,
+                    trans ? CblasTrans : CblasNoTrans, unit ? CblasUnit : CblasNonUnit, mx.rows,
+                    mx.cols, T(1), pa, ma.ld(), mx.item<T>(x, b), mx.ld());
+  }
+  return x;
+}
+
+/// lu: A = P * L * U with P a permutation, L unit lower, U upper triangular.
+template <typename T> Arrays lu(const Step& s, const Array& a) {
+  Matrices m(a);
+  int64_t n = m.rows;
+  Array p = Array::zeros(a.dtype(), a.shape()), l = Array::zeros(a.dtype(), a.shape());
+  Array u = factorLu<T>(s, a, [&](int64_t b, T* f, lapack_int* ipiv, lapack_int) {
+    // Row i of L*U is row perm[i] of A, so P[perm[i], i] = 1.
+    std::vector<int64_t> perm(n);
+    for (int64_t i = 0; i < n; ++i)
+      perm[i] = i;
+    for (int64_t i = 0; i < n; ++i)
+      std::swap(perm[i], perm[ipiv[i] - 1]);
+    T* pp = m.item<T>(p, b);
+    T* pl = m.item<T>(l, b);
+    for (int64_t i = 0; i < n; ++i) {
+      pp[perm[i] * n + i] = T(1);
+      pl[i * n + i] = T(1);
+      for (int64_t j = 0; j < i; ++j)
+        pl[i * n + j] = f[i * n + j];
+    }
+  });
+  zeroTriangle<T>(u, /*upperPart=*/false);
+  return {p, l, u};
+}
+
+/// qr, reduced: Q [m,k] with orthonormal columns, R [k,n] upper, k = min(m, n).
+template <typename T> Arrays qr(const Step& s, const Array& a) {
+  Matrices ma(a), mq(s.type(0).shape), mr(s.type(1).shape);
+  Array q = Array::zeros(a.dtype(), s.type(0).shape), r = Array::zeros(a.dtype(), s.type(1).shape);
+  int64_t k = mq.cols;
+  if (k == 0)
+    return {q, r};
+  Array f = a.clone();
+  std::vector<T> tau(k);
+  for (int64_t b = 0; b < ma.batch; ++b) {
+    T* pf = ma.item<T>(f, b);
+    checkCall(s, Lapack<T>::geqrf(LAPACK_ROW_MAJOR, ma.rows, ma.cols, pf, ma.ld(), tau.data()),
+              "geqrf", b);
+    T* pr = mr.item<T>(r, b);
+    T* pq = mq.item<T>(q, b);
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j < ma.cols; ++j) {
+        if (j >= i)
+          pr[i * ma.cols + j] = pf[i * ma.cols + j];
+        if (j < k)
+          pq[i * k + j] = pf[i * ma.cols + j];
+      }
+    for (int64_t i = k; i < ma.rows; ++i)
+      for (int64_t j = 0; j < k; ++j)
+        pq[i * k + j] = pf[i * ma.cols + j];
+    checkCall(s, Lapack<T>::orgqr(LAPACK_ROW_MAJOR, ma.rows, k, k, pq, mq.ld(), tau.data()),
+              "orgqr", b);
+  }
+  return {q, r};
+}
+
+template <typename T> Array inverse(const Step& s, const Array& a) {
+  Matrices m(a);
+  return factorLu<T>(s, a, [&](int64_t b, T* f, lapack_int* ipiv, lapack_int info) {
+    if (info > 0)
+      failSingular(s, b, info);
+    if (m.rows > 0)
+      checkCall(s, Lapack<T>::getri(LAPACK_ROW_MAJOR, m.rows, f, m.ld(), ipiv), "getri", b);
+  });
+}
+
+/// det (or log|det| for logdet) from the LU factors: the product of U's diagonal
+/// and the permutation's sign.
+template <typename T> Array determinant(const Step& s, const Array& a) {
+  Matrices m(a);
+  Array out = Array::empty(s.type().dtype, s.type().shape);
+  T* o = out.data<T>();
+  bool logAbs = s.op == Op::Logdet;
+  factorLu<T>(s, a, [&](int64_t b, T* f, lapack_int* ipiv, lapack_int) {
+    double det = 1.0, logdet = 0.0;
+    for (int64_t i = 0; i < m.rows; ++i) {
+      double d = f[i * m.cols + i];
+      det *= (ipiv[i] - 1 != i) ? -d : d;
+      logdet += std::log(std::abs(d));
+    }
+    o[b] = static_cast<T>(logAbs ? logdet : det);
+  });
+  return out;
+}
+
+/// trace: the sum of the diagonal, for any numeric dtype.
+Array trace(const Step& s, const Array& a) {
+  Matrices m(a);
+  Array out = Array::empty(s.type().dtype, s.type().shape);
+  visitNumeric(s, a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+    for (int64_t b = 0; b < m.batch; ++b) {
+      Acc acc = 0;
+      for (int64_t i = 0; i < std::min(m.rows, m.cols); ++i)
+        acc = wrapAdd(acc, static_cast<Acc>(m.item<T>(a, b)[i * m.cols + i]));
+      out.data<T>()[b] = static_cast<T>(acc);
+    }
+  });
+  return out;
+}
+
+/// Calls `f(TypeTag<T>{})` for T = float or double.
+template <typename F> Arrays visitFloat(const Step& s, DType dtype, F&& f) {
+  if (dtype == DType::F32)
+    return f(TypeTag<float>{});
+  if (dtype == DType::F64)
+    return f(TypeTag<double>{});
+  s.fail("internal error: linear algebra needs f32 or f64");
+}
+
+} // namespace
+
+Arrays runLinalg(const Step& s, llvm::ArrayRef<Array> xs) {
+  if (s.op == Op::Trace)
+    return {trace(s, xs[0])};
+  return visitFloat(s, xs[0].dtype(), [&](auto tag) -> Arrays {
+    using T = typename decltype(tag)::type;
+    switch (s.op) {
+    case Op::Matmul:
+      return {matmul<T>(s, xs[0], xs[1])};
+    case Op::Solve:
+      return {solve<T>(s, xs[0], xs[1])};
+    case Op::Cholesky:
+      return {cholesky<T>(s, xs[0])};
+    case Op::TriangularSolve:
+      return {triangularSolve<T>(s, xs[0], xs[1])};
+    case Op::Lu:
+      return lu<T>(s, xs[0]);
+    case Op::Qr:
+      return qr<T>(s, xs[0]);
+    case Op::Inverse:
+      return {inverse<T>(s, xs[0])};
+    case Op::Det:
+    case Op::Logdet:
+      return {determinant<T>(s, xs[0])};
+    default:
+      s.fail("internal error: not a linear-algebra op");
+    }
+  });
+}
+
+} // namespace graphc::cpu

@@ -67,6 +67,25 @@ void requireSameShapes(const Rule& rule, llvm::ArrayRef<TensorType> ts) {
                  "operand shapes differ; broadcast explicitly with broadcast_to");
 }
 
+/// True when the element count of `shape` (no negative entries) fits in int64_t.
+bool countFits(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d == 0)
+      return true;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      return false;
+  return true;
+}
+
+/// A shape given as an attribute: no negative entries, a representable element count.
+void requireValidShape(const Rule& rule, llvm::ArrayRef<int64_t> shape) {
+  for (int64_t d : shape)
+    rule.require(d >= 0, "negative dimension in shape {}", shapeString(shape));
+  rule.require(countFits(shape), "shape {} has too many elements", shapeString(shape));
+}
+
 void requireSameDType(const Rule& rule, const TensorType& a, const TensorType& b) {
   rule.require(a.dtype == b.dtype, "operand dtypes differ ({} vs {})", dtypeName(a.dtype).str(),
                dtypeName(b.dtype).str());
@@ -99,6 +118,7 @@ TensorType checkSource(Op op, const Rule& rule, const Attrs& attrs,
   }
   for (int64_t d : t.shape)
     rule.require(d >= 0, "negative dimension in {}", t.str());
+  rule.require(countFits(t.shape), "{} has too many elements", t.str());
   return t;
 }
 
@@ -143,6 +163,7 @@ TensorType inferShapeOp(Op op, const Rule& rule, llvm::ArrayRef<TensorType> xs,
   switch (op) {
   case Op::BroadcastTo: {
     const auto& shape = attrs.getInts("shape");
+    requireValidShape(rule, shape);
     auto b = broadcastShapes(x.shape, shape);
     rule.require(b && llvm::ArrayRef<int64_t>(*b) == llvm::ArrayRef<int64_t>(shape),
                  "cannot broadcast to {}", shapeString(shape));
@@ -150,8 +171,7 @@ TensorType inferShapeOp(Op op, const Rule& rule, llvm::ArrayRef<TensorType> xs,
   }
   case Op::Reshape: {
     const auto& shape = attrs.getInts("shape");
-    for (int64_t d : shape)
-      rule.require(d >= 0, "negative dimension in shape {}", shapeString(shape));
+    requireValidShape(rule, shape);
     rule.require(numElements(shape) == x.numel(), "cannot reshape {} elements to {}", x.numel(),
                  shapeString(shape));
     return TensorType(x.dtype, shape);

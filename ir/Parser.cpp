@@ -270,7 +270,21 @@ public:
 private:
   // --- token helpers ---------------------------------------------------------
 
-  void consume() { tok_ = lex_.next(); }
+  void consume() {
+    if (peeked_) {
+      tok_ = std::move(*peeked_);
+      peeked_.reset();
+    } else {
+      tok_ = lex_.next();
+    }
+  }
+
+  /// The token after the current one.
+  const Token& peek() {
+    if (!peeked_)
+      peeked_ = lex_.next();
+    return *peeked_;
+  }
 
   [[noreturn]] void fail(llvm::StringRef expected) const {
     throw Error(fmt::format("expected {}, found {}", expected.str(), describe(tok_)), tok_.loc);
@@ -337,9 +351,9 @@ private:
 
   /// dtype '[' (int (',' int)*)? ']'
   TensorType parseType() {
-    if (tok_.kind != Tok::Ident)
+    std::optional<DType> dt = tok_.kind == Tok::Ident ? parseDType(tok_.text) : std::nullopt;
+    if (!dt && (tok_.kind != Tok::Ident || peek().kind != Tok::LBracket))
       fail("a type such as f64[2,3]");
-    std::optional<DType> dt = parseDType(tok_.text);
     if (!dt)
       throw Error(fmt::format("unknown dtype '{}'", tok_.text), tok_.loc);
     consume();
@@ -585,6 +599,7 @@ private:
 
   Lexer lex_;
   Token tok_;
+  std::optional<Token> peeked_;
   llvm::StringMap<Node*> scope_; ///< value names of the current graph
 };
 

@@ -52,7 +52,7 @@ std::string printValues(const NameTable& names, llvm::ArrayRef<Value> values) {
   return out;
 }
 
-std::string printGraph(const Graph& g) {
+std::string printGraph(const Graph& g, const Annotator& annotate) {
   NameTable names(g);
   std::string out = fmt::format("graph @{}(", g.name());
   for (const Node* p : g.params())
@@ -73,16 +73,18 @@ std::string printGraph(const Graph& g) {
     out += " :";
     for (const TensorType& t : n->types())
       out += (&t == n->types().begin() ? " " : ", ") + t.str();
+    if (std::string note = annotate ? annotate(*n) : ""; !note.empty())
+      out += "  // " + note;
     out += "\n";
   }
   out += "  return " + printValues(names, g.outputs()) + "\n}\n";
   return out;
 }
 
-std::string printModule(const Module& m) {
+std::string printModule(const Module& m, const Annotator& annotate) {
   std::string out;
   for (const auto& g : m.graphs)
-    out += (out.empty() ? "" : "\n") + printGraph(*g);
+    out += (out.empty() ? "" : "\n") + printGraph(*g, annotate);
   return out;
 }
 

@@ -16,6 +16,7 @@
 
 #include "ir/Graph.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,14 @@ private:
   std::vector<std::string> names_;
 };
 
+/// Extra text for a node, printed as a trailing `// ...` comment (which the parser
+/// skips); "" prints nothing. Analyses use it to show their facts.
+using Annotator = std::function<std::string(const Node&)>;
+
 /// The text of one graph.
-std::string printGraph(const Graph& g);
+std::string printGraph(const Graph& g, const Annotator& annotate = {});
 /// The text of a module: its graphs, separated by blank lines.
-std::string printModule(const Module& m);
+std::string printModule(const Module& m, const Annotator& annotate = {});
 /// "%a, %b" for a list of values.
 std::string printValues(const NameTable& names, llvm::ArrayRef<Value> values);
 

@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Structure.h"
 
+#include "ir/Printer.h"
+#include "passes/Match.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -66,25 +69,6 @@ Structure normalize(Structure s, const TensorType& t) {
   if (s.has(S::Positive))
     s.props |= S::NonNegative;
   return s;
-}
-
-/// True when `perm` swaps the last two axes and keeps the batch axes in place.
-bool swapsMatrixAxes(const std::vector<int64_t>& perm) {
-  int64_t r = static_cast<int64_t>(perm.size());
-  if (r < 2 || perm[r - 2] != r - 1 || perm[r - 1] != r - 2)
-    return false;
-  for (int64_t i = 0; i + 2 < r; ++i)
-    if (perm[i] != i)
-      return false;
-  return true;
-}
-
-/// Where `v` is transpose(x) swapping the last two axes, x; otherwise v itself.
-/// `flipped` records whether a swap was peeled.
-Value peelMatrixTranspose(Value v, bool& flipped) {
-  const Node* n = v.node;
-  flipped = n->op() == Op::Transpose && swapsMatrixAxes(n->attrs().getInts("perm"));
-  return flipped ? n->operand(0) : v;
 }
 
 /// Facts of a matrix seen through an optional transpose.
@@ -424,6 +408,21 @@ StructureMap::StructureMap(const ir::Graph& g) : facts_(g.nodes().size()) {
   Analyzer analyzer(facts_);
   for (const Node* n : g.nodes())
     facts_[n->id()] = analyzer.analyze(*n);
+}
+
+std::string printWithStructure(const ir::Graph& g) {
+  StructureMap facts(g);
+  return ir::printGraph(g, [&](const Node& n) {
+    std::string note;
+    for (unsigned i = 0; i < n.numResults(); ++i) {
+      std::string s = structureString(facts.at(n, i));
+      if (s.empty())
+        continue;
+      note += note.empty() ? "" : "; ";
+      note += n.numResults() > 1 ? fmt::format("#{}: {}", i, s) : s;
+    }
+    return note;
+  });
 }
 
 } // namespace graphc::passes

@@ -59,10 +59,15 @@ public:
   /// Analyzes `g` in one forward walk.
   explicit StructureMap(const ir::Graph& g);
 
-  const Structure& operator[](ir::Value v) const { return facts_[v.node->id()][v.index]; }
+  const Structure& operator[](ir::Value v) const { return at(*v.node, v.index); }
+  /// The facts of result `i` of node `n`.
+  const Structure& at(const ir::Node& n, unsigned i = 0) const { return facts_[n.id()][i]; }
 
 private:
   std::vector<std::vector<Structure>> facts_;
 };
+
+/// The text of `g` with each node's facts as a trailing comment (`// spd`).
+std::string printWithStructure(const ir::Graph& g);
 
 } // namespace graphc::passes

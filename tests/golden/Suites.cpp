@@ -7,9 +7,30 @@
 #include "golden/Golden.h"
 
 #include "ir/Printer.h"
+#include "passes/Canonicalize.h"
+#include "passes/Structure.h"
 
 namespace graphc::golden {
 
 GRAPHC_GOLDEN_SUITE(dump, [](ir::Module& m) { return ir::printModule(m); });
+
+/// Runs `pass` on every graph of the module and prints the results.
+static std::string runPass(ir::Module& m, std::unique_ptr<ir::Graph> (*pass)(const ir::Graph&,
+                                                                             passes::PassStats&)) {
+  for (auto& g : m.graphs) {
+    passes::PassStats stats;
+    g = pass(*g, stats);
+  }
+  return ir::printModule(m);
+}
+
+GRAPHC_GOLDEN_SUITE(canonicalize, [](ir::Module& m) { return runPass(m, passes::canonicalize); });
+
+GRAPHC_GOLDEN_SUITE(structure, [](ir::Module& m) {
+  std::string out;
+  for (const auto& g : m.graphs)
+    out += passes::printWithStructure(*g);
+  return out;
+});
 
 } // namespace graphc::golden

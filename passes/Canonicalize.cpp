@@ -1,0 +1,216 @@
+//===- passes/Canonicalize.cpp - Folding and algebraic simplification -----===//
+//
+// One bottom-up sweep: each rule looks at a node whose operands were already
+// canonicalized in the new graph. The pass manager may run it again until it
+// reports no change.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Canonicalize.h"
+
+#include "passes/Match.h"
+#include "passes/Rewrite.h"
+
+#include <cmath>
+#include <numeric>
+
+namespace graphc::passes {
+namespace {
+
+using ir::Attrs;
+using ir::Node;
+using ir::Op;
+using ir::Value;
+
+bool isUniform(Value v, double c) {
+  std::optional<double> u = uniformValue(v);
+  return u && *u == c;
+}
+
+/// Float arithmetic on known scalars; nullopt for ops not folded.
+std::optional<double> foldFloat(Op op, double a, double b) {
+  switch (op) {
+  case Op::Neg:
+    return -a;
+  case Op::Abs:
+    return std::abs(a);
+  case Op::Square:
+    return a * a;
+  case Op::Sqrt:
+    return std::sqrt(a);
+  case Op::Reciprocal:
+    return 1.0 / a;
+  case Op::Exp:
+    return std::exp(a);
+  case Op::Log:
+    return std::log(a);
+  case Op::Add:
+    return a + b;
+  case Op::Sub:
+    return a - b;
+  case Op::Mul:
+    return a * b;
+  case Op::Div:
+    return a / b;
+  default:
+    return std::nullopt;
+  }
+}
+
+bool isMatrixTranspose(Value v) {
+  bool flipped;
+  peelMatrixTranspose(v, flipped);
+  return flipped;
+}
+
+class Canonicalizer {
+public:
+  explicit Canonicalizer(PassStats& stats) : stats_(stats) {}
+
+  std::optional<ValueList> operator()(Rewriter& rw, const Node& n) {
+    if (n.numResults() != 1)
+      return std::nullopt;
+    ValueList xs = rw.mapOperands(n);
+    if (std::optional<Value> v = fold(rw, n, xs)) {
+      stats_.count("folded");
+      return ValueList{*v};
+    }
+    if (std::optional<Value> v = simplify(rw, n, xs)) {
+      stats_.count("simplified");
+      return ValueList{*v};
+    }
+    return std::nullopt;
+  }
+
+private:
+  std::optional<Value> fold(Rewriter& rw, const Node& n, const ValueList& xs) {
+    if (xs.empty() || n.op() == Op::Full)
+      return std::nullopt;
+    switch (n.op()) {
+    case Op::BroadcastTo:
+    case Op::Reshape:
+    case Op::Transpose:
+      if (xs[0].node->op() == Op::Full)
+        return rw.full(xs[0].node->attrs().getFloat("value"), n.type());
+      return std::nullopt;
+    default:
+      break;
+    }
+    if (!ir::isElementwise(n.kind()) || !ir::isFloat(n.type().dtype))
+      return std::nullopt;
+    std::optional<double> a = uniformValue(xs[0]);
+    std::optional<double> b = xs.size() > 1 ? uniformValue(xs[1]) : 0.0;
+    if (!a || !b || xs.size() > 2)
+      return std::nullopt;
+    std::optional<double> r = foldFloat(n.op(), *a, *b);
+    if (!r)
+      return std::nullopt;
+    if (n.type().dtype == ir::DType::F32)
+      r = static_cast<double>(static_cast<float>(*r));
+    return rw.full(*r, n.type());
+  }
+
+  std::optional<Value> simplify(Rewriter& rw, const Node& n, const ValueList& xs) {
+    const Attrs& attrs = n.attrs();
+    switch (n.op()) {
+    case Op::Add:
+      if (isUniform(xs[1], 0))
+        return xs[0];
+      if (isUniform(xs[0], 0))
+        return xs[1];
+      break;
+    case Op::Sub:
+      if (isUniform(xs[1], 0))
+        return xs[0];
+      break;
+    case Op::Mul:
+      if (isUniform(xs[1], 1))
+        return xs[0];
+      if (isUniform(xs[0], 1))
+        return xs[1];
+      break;
+    case Op::Div:
+    case Op::Pow:
+      if (isUniform(xs[1], 1))
+        return xs[0];
+      break;
+    case Op::Neg:
+      if (xs[0].node->op() == Op::Neg)
+        return xs[0].node->operand(0);
+      break;
+    case Op::Cast:
+      if (attrs.getDType("dtype") == xs[0].type().dtype)
+        return xs[0];
+      break;
+    case Op::Reshape:
+    case Op::BroadcastTo:
+      if (n.type() == xs[0].type())
+        return xs[0];
+      if (xs[0].node->op() == n.op()) // reshape(reshape x), broadcast(broadcast x)
+        return rw.apply(n.op(), {xs[0].node->operand(0)}, attrs);
+      break;
+    case Op::Sum:
+    case Op::Prod:
+    case Op::Max:
+    case Op::Min:
+    case Op::Mean:
+      if (attrs.getInts("axes").empty())
+        return xs[0];
+      break;
+    case Op::Transpose:
+      return simplifyTranspose(rw, attrs.getInts("perm"), xs[0]);
+    case Op::Matmul:
+      return simplifyMatmul(rw, attrs, xs);
+    default:
+      break;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Value> simplifyTranspose(Rewriter& rw, const std::vector<int64_t>& perm, Value x) {
+    if (isIdentityPerm(perm))
+      return x;
+    const Node* inner = x.node;
+    if (inner->op() == Op::Transpose) {
+      const auto& p1 = inner->attrs().getInts("perm");
+      std::vector<int64_t> composed(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i)
+        composed[i] = p1[perm[i]];
+      if (isIdentityPerm(composed))
+        return inner->operand(0);
+      return rw.apply(Op::Transpose, {inner->operand(0)}, Attrs{{"perm", composed}});
+    }
+    if (inner->op() == Op::Matmul && swapsMatrixAxes(perm)) { // (op(A) op(B))' = op(B)' op(A)'
+      bool ta = inner->attrs().flag("transpose_a"), tb = inner->attrs().flag("transpose_b");
+      return rw.apply(Op::Matmul, {inner->operand(1), inner->operand(0)},
+                      Attrs{{"transpose_a", !tb}, {"transpose_b", !ta}});
+    }
+    return std::nullopt;
+  }
+
+  /// matmul(A', B) -> matmul(A, B) {transpose_a}, and likewise for B.
+  std::optional<Value> simplifyMatmul(Rewriter& rw, const Attrs& attrs, const ValueList& xs) {
+    bool ta = attrs.flag("transpose_a"), tb = attrs.flag("transpose_b");
+    Value a = xs[0], b = xs[1];
+    bool changed = false;
+    if (isMatrixTranspose(a)) {
+      a = a.node->operand(0), ta = !ta, changed = true;
+    }
+    if (isMatrixTranspose(b)) {
+      b = b.node->operand(0), tb = !tb, changed = true;
+    }
+    if (!changed)
+      return std::nullopt;
+    return rw.apply(Op::Matmul, {a, b}, Attrs{{"transpose_a", ta}, {"transpose_b", tb}});
+  }
+
+  PassStats& stats_;
+};
+
+} // namespace
+
+std::unique_ptr<ir::Graph> canonicalize(const ir::Graph& g, PassStats& stats) {
+  Canonicalizer c(stats);
+  return rewrite(g, [&](Rewriter& rw, const Node& n) { return c(rw, n); });
+}
+
+} // namespace graphc::passes

@@ -1,0 +1,75 @@
+//===- passes/Rewrite.cpp - Rebuilding a graph node by node ---------------===//
+#include "passes/Rewrite.h"
+
+#include <algorithm>
+
+namespace graphc::passes {
+
+using ir::Node;
+using ir::Value;
+
+ir::Value Rewriter::map(Value old) const {
+  return map_[old.node->id()][old.index];
+}
+
+ValueList Rewriter::mapOperands(const Node& n) const {
+  ValueList out;
+  for (Value v : n.operands())
+    out.push_back(map(v));
+  return out;
+}
+
+ValueList Rewriter::copy(const Node& n) {
+  Node* m = target_.create(n.op(), mapOperands(n), n.attrs(), n.types(), n.loc(), n.name());
+  ValueList out;
+  for (unsigned i = 0; i < m->numResults(); ++i)
+    out.push_back(m->result(i));
+  return out;
+}
+
+Value Rewriter::apply(ir::Op op, llvm::ArrayRef<Value> operands, const ir::Attrs& attrs) {
+  return target_.apply(op, operands, attrs, {}, loc_);
+}
+
+Value Rewriter::full(double value, const ir::TensorType& type) {
+  return target_.apply(ir::Op::Full, {}, ir::Attrs{{"value", value}}, {type}, loc_);
+}
+
+std::vector<bool> liveNodes(const ir::Graph& g) {
+  std::vector<bool> live(g.nodes().size(), false);
+  for (Value v : g.outputs())
+    live[v.node->id()] = true;
+  for (auto it = g.nodes().rbegin(); it != g.nodes().rend(); ++it)
+    if (live[(*it)->id()])
+      for (Value v : (*it)->operands())
+        live[v.node->id()] = true;
+  return live;
+}
+
+std::unique_ptr<ir::Graph> rewrite(const ir::Graph& g, const RewriteRule& rule) {
+  auto out = std::make_unique<ir::Graph>(g.name());
+  Rewriter rw(g, *out);
+  rw.map_.resize(g.nodes().size());
+  for (const Node* p : g.params())
+    rw.map_[p->id()] = {out->addParameter(p->attrs().getStr("name"), p->type(), p->loc())};
+  std::vector<bool> live = liveNodes(g);
+  for (const Node* n : g.nodes()) {
+    if (!live[n->id()] || n->op() == ir::Op::Parameter)
+      continue;
+    rw.loc_ = n->loc();
+    std::optional<ValueList> replaced = rule(rw, *n);
+    rw.map_[n->id()] = replaced ? std::move(*replaced) : rw.copy(*n);
+  }
+  for (Value v : g.outputs())
+    out->addOutput(rw.map(v));
+  // Nodes built before a later rule bypassed them are dead now: one more copy drops them.
+  std::vector<bool> liveOut = liveNodes(*out);
+  bool allLive = std::all_of(out->nodes().begin(), out->nodes().end(), [&](const Node* n) {
+    return liveOut[n->id()] || n->op() == ir::Op::Parameter;
+  });
+  if (!allLive)
+    return rewrite(*out, [](Rewriter&, const Node&) { return std::nullopt; });
+  return out;
+}
+
+} // namespace graphc::passes

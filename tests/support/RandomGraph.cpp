@@ -1,0 +1,468 @@
+//===- tests/support/RandomGraph.cpp - Random valid graphs ----------------===//
+//
+// One GraphBuilder per graph keeps a pool of the values built so far. For each op
+// drawn it picks operands of fitting types from the pool, or makes fresh ones
+// (parameters, full, constant, iota, eye), then calls Graph::create, which checks
+// the typing rules: a generator bug shows up as a graphc::Error.
+//
+//===----------------------------------------------------------------------===//
+#include "support/RandomGraph.h"
+
+#include "ir/Infer.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <functional>
+#include <limits>
+#include <numeric>
+
+namespace graphc::testing {
+namespace {
+
+using namespace graphc::ir;
+
+class GraphBuilder {
+public:
+  GraphBuilder(Graph& g, std::mt19937_64& rng, const RandomGraphOptions& opts,
+               std::map<Op, unsigned>& counts)
+      : g_(g), rng_(rng), opts_(opts), counts_(counts) {}
+
+  void addOp(Op op);
+  void addOutputs();
+
+private:
+  // --- random numbers --------------------------------------------------------
+  int64_t uniform(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  bool coin(double p = 0.5) { return std::bernoulli_distribution(p)(rng_); }
+  int64_t dim() { return uniform(1, opts_.maxDim); }
+  template <typename T> const T& choose(const std::vector<T>& xs) {
+    return xs[static_cast<size_t>(uniform(0, static_cast<int64_t>(xs.size()) - 1))];
+  }
+
+  double randomDouble() {
+    switch (uniform(0, 5)) {
+    case 0:
+      return static_cast<double>(uniform(-3, 3));
+    case 1:
+      return std::ldexp(static_cast<double>(uniform(-1000, 1000)),
+                        static_cast<int>(uniform(-8, 2)));
+    case 2:
+      return std::uniform_real_distribution<double>(-1e6, 1e6)(rng_);
+    case 3:
+      return std::exp(std::uniform_real_distribution<double>(-700, 700)(rng_));
+    case 4:
+      return choose(std::vector<double>{std::numeric_limits<double>::infinity(),
+                                        -std::numeric_limits<double>::infinity(),
+                                        std::numeric_limits<double>::quiet_NaN(), -0.0,
+                                        std::numeric_limits<double>::denorm_min()});
+    default:
+      return std::uniform_real_distribution<double>(0, 1)(rng_);
+    }
+  }
+
+  DType randomDType(bool numeric) {
+    if (opts_.floatOnly)
+      return coin() ? DType::F32 : DType::F64;
+    std::vector<DType> ts(std::begin(kAllDTypes), std::end(kAllDTypes));
+    if (numeric)
+      ts.erase(ts.begin());
+    return choose(ts);
+  }
+
+  Shape randomShape(unsigned minRank, unsigned maxRank) {
+    Shape s;
+    int64_t rank = uniform(minRank, std::max(minRank, maxRank));
+    for (int64_t i = 0; i < rank; ++i)
+      s.push_back(dim());
+    return s;
+  }
+
+  TensorType randomType(unsigned minRank = 0, bool numeric = false) {
+    return TensorType(randomDType(numeric), randomShape(minRank, opts_.maxRank));
+  }
+
+  // --- building --------------------------------------------------------------
+  Node* create(Op op, llvm::ArrayRef<Value> operands, const Attrs& attrs = {},
+               llvm::ArrayRef<TensorType> types = {}) {
+    ++counts_[op];
+    std::string name;
+    if (opts_.nameNodes && coin(0.3))
+      name = choose(std::vector<std::string>{"a", "b", "tmp_1", "x.y", "v"});
+    Node* n = g_.create(op, operands, attrs, types, {}, name);
+    for (unsigned i = 0; i < n->numResults(); ++i)
+      pool_.push_back(n->result(i));
+    return n;
+  }
+
+  Value parameter(const TensorType& t) {
+    ++counts_[Op::Parameter];
+    Value v = g_.addParameter(fmt::format("p{}", g_.params().size()), t);
+    pool_.push_back(v);
+    return v;
+  }
+
+  /// A fresh value of type `t`, from a parameter or a source op.
+  Value fresh(const TensorType& t) {
+    if (g_.params().size() < opts_.maxParams && coin(0.6))
+      return parameter(t);
+    std::vector<Op> ops = {Op::Full};
+    if (t.numel() <= 16)
+      ops.push_back(Op::Constant);
+    if (isNumeric(t.dtype) && t.rank() >= 1)
+      ops.push_back(Op::Iota);
+    if (isNumeric(t.dtype) && t.rank() >= 2)
+      ops.push_back(Op::Eye);
+    return source(choose(ops), t);
+  }
+
+  Value source(Op op, const TensorType& t) {
+    Attrs attrs;
+    if (op == Op::Full)
+      attrs.set("value", randomDouble());
+    if (op == Op::Constant) {
+      std::vector<double> xs;
+      for (int64_t i = 0; i < t.numel(); ++i)
+        xs.push_back(randomDouble());
+      attrs.set("value", xs);
+    }
+    if (op == Op::Iota)
+      attrs.set("axis", uniform(0, t.rank() - 1));
+    return create(op, {}, attrs, {t})->result();
+  }
+
+  /// A pool value satisfying `pred`, or an invalid Value.
+  Value pick(const std::function<bool(const TensorType&)>& pred) {
+    std::vector<Value> fits;
+    for (Value v : pool_)
+      if (pred(v.type()))
+        fits.push_back(v);
+    if (fits.empty() || coin(0.15))
+      return {};
+    return choose(fits);
+  }
+
+  /// A pool value satisfying `pred`, else a fresh one of type `make()`.
+  Value pickOr(const std::function<bool(const TensorType&)>& pred,
+               const std::function<TensorType()>& make) {
+    Value v = pick(pred);
+    return v ? v : fresh(make());
+  }
+
+  /// A value of exactly type `t`.
+  Value ofType(const TensorType& t) {
+    return pickOr([&](const TensorType& u) { return u == t; }, [&] { return t; });
+  }
+
+  /// True when the typing rules accept op(types){attrs}.
+  static bool accepts(Op op, llvm::ArrayRef<TensorType> types, const Attrs& attrs = {}) {
+    try {
+      inferTypes(op, types, attrs);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  }
+
+  /// A floating-point matrix (rank 2, or 3 with a batch axis), square when asked.
+  Value matrix(bool square, bool numericOk = false) {
+    auto fits = [&](const TensorType& t) {
+      return t.rank() >= 2 && t.rank() <= 3 &&
+             (isFloat(t.dtype) || (numericOk && isNumeric(t.dtype))) &&
+             (!square || t.shape[t.rank() - 1] == t.shape[t.rank() - 2]);
+    };
+    return pickOr(fits, [&] {
+      Shape s = randomShape(0, 1);
+      int64_t m = dim();
+      s.push_back(m);
+      s.push_back(square ? m : dim());
+      return TensorType(coin() ? DType::F32 : DType::F64, s);
+    });
+  }
+
+  static TensorType withLastTwo(const TensorType& like, int64_t m, int64_t n) {
+    TensorType t(like.dtype, llvm::ArrayRef<int64_t>(like.shape).drop_back(2));
+    t.shape.push_back(m);
+    t.shape.push_back(n);
+    return t;
+  }
+
+  void addElementwise(Op op, OpKind kind);
+  void addShape(Op op);
+  void addReduce(Op op);
+  void addLinalg(Op op);
+
+  Graph& g_;
+  std::mt19937_64& rng_;
+  const RandomGraphOptions& opts_;
+  std::map<Op, unsigned>& counts_;
+  std::vector<Value> pool_;
+};
+
+void GraphBuilder::addElementwise(Op op, OpKind kind) {
+  switch (kind) {
+  case OpKind::Unary:
+  case OpKind::Binary:
+  case OpKind::Compare: {
+    unsigned arity = kind == OpKind::Unary ? 1 : 2;
+    Value a = pickOr(
+        [&](const TensorType& t) {
+          return accepts(op, llvm::SmallVector<TensorType, 2>(arity, t));
+        },
+        [&] {
+          return TensorType(coin() ? DType::F32 : DType::F64, randomShape(0, opts_.maxRank));
+        });
+    if (arity == 1)
+      create(op, {a});
+    else
+      create(op, {a, ofType(a.type())});
+    return;
+  }
+  case OpKind::Logical: {
+    auto isBool = [](const TensorType& t) { return t.dtype == DType::Bool; };
+    auto boolType = [&] { return TensorType(DType::Bool, randomShape(0, opts_.maxRank)); };
+    Value a = pickOr(isBool, boolType);
+    if (op == Op::Not)
+      create(op, {a});
+    else
+      create(op, {a, ofType(a.type())});
+    return;
+  }
+  case OpKind::Select: {
+    Value c = pickOr([](const TensorType& t) { return t.dtype == DType::Bool; },
+                     [&] { return TensorType(DType::Bool, randomShape(0, opts_.maxRank)); });
+    Value a = pickOr([&](const TensorType& t) { return t.shape == c.type().shape; },
+                     [&] { return TensorType(randomDType(false), c.type().shape); });
+    create(op, {c, a, ofType(a.type())});
+    return;
+  }
+  case OpKind::Cast: {
+    Value x = pickOr([](const TensorType&) { return true; }, [&] { return randomType(); });
+    create(op, {x}, Attrs{{"dtype", randomDType(false)}});
+    return;
+  }
+  default:
+    break;
+  }
+  throw Error(fmt::format("random graphs: no rule for elementwise op {}", opName(op).str()));
+}
+
+void GraphBuilder::addShape(Op op) {
+  auto any = [](const TensorType&) { return true; };
+  auto rankAtLeast = [](int64_t r) { return [r](const TensorType& t) { return t.rank() >= r; }; };
+  switch (op) {
+  case Op::BroadcastTo: {
+    Value x =
+        pickOr([](const TensorType& t) { return t.rank() <= 3; }, [&] { return randomType(); });
+    std::vector<int64_t> shape;
+    if (coin(0.3))
+      shape.push_back(dim());
+    for (int64_t d : x.type().shape)
+      shape.push_back(d == 1 && coin() ? dim() : d);
+    create(op, {x}, Attrs{{"shape", shape}});
+    return;
+  }
+  case Op::Reshape: {
+    Value x = pickOr(any, [&] { return randomType(); });
+    std::vector<int64_t> shape(x.type().shape.begin(), x.type().shape.end());
+    switch (uniform(0, 3)) {
+    case 0:
+      shape = {x.type().numel()};
+      break;
+    case 1:
+      shape.insert(shape.begin() + uniform(0, static_cast<int64_t>(shape.size())), 1);
+      break;
+    case 2:
+      if (shape.size() >= 2) {
+        size_t i = static_cast<size_t>(uniform(0, static_cast<int64_t>(shape.size()) - 2));
+        shape[i] *= shape[i + 1];
+        shape.erase(shape.begin() + i + 1);
+      }
+      break;
+    default:
+      std::reverse(shape.begin(), shape.end());
+      break;
+    }
+    create(op, {x}, Attrs{{"shape", shape}});
+    return;
+  }
+  case Op::Transpose: {
+    Value x = pickOr(any, [&] { return randomType(); });
+    std::vector<int64_t> perm(x.type().rank());
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng_);
+    create(op, {x}, Attrs{{"perm", perm}});
+    return;
+  }
+  case Op::Slice: {
+    Value x = pickOr(any, [&] { return randomType(); });
+    std::vector<int64_t> start, stop, stride;
+    for (int64_t d : x.type().shape) {
+      int64_t a = uniform(0, d), b = uniform(0, d);
+      start.push_back(std::min(a, b));
+      stop.push_back(std::max(a, b));
+      stride.push_back(uniform(1, 3));
+    }
+    Attrs attrs{{"start", start}, {"stop", stop}};
+    if (coin())
+      attrs.set("stride", stride);
+    create(op, {x}, attrs);
+    return;
+  }
+  case Op::Concat: {
+    Value x = pickOr(rankAtLeast(1), [&] { return randomType(1); });
+    int64_t axis = uniform(0, x.type().rank() - 1);
+    llvm::SmallVector<Value, 4> operands{x};
+    for (int64_t i = uniform(0, 2); i > 0; --i) {
+      TensorType t = x.type();
+      t.shape[axis] = dim();
+      operands.push_back(ofType(t));
+    }
+    create(op, operands, Attrs{{"axis", axis}});
+    return;
+  }
+  case Op::Diag: {
+    Value x = pickOr([](const TensorType& t) { return t.rank() >= 1 && t.rank() <= 2; },
+                     [&] { return randomType(1); });
+    create(op, {x});
+    return;
+  }
+  case Op::DiagPart:
+  case Op::Triu:
+  case Op::Tril: {
+    Value x = pickOr(rankAtLeast(2), [&] { return randomType(2); });
+    Attrs attrs;
+    if (op != Op::DiagPart && coin())
+      attrs.set("k", uniform(-2, 2));
+    create(op, {x}, attrs);
+    return;
+  }
+  default:
+    break;
+  }
+  throw Error(fmt::format("random graphs: no rule for shape op {}", opName(op).str()));
+}
+
+void GraphBuilder::addReduce(Op op) {
+  Attrs probe{{"axes", std::vector<int64_t>{}}};
+  Value x = pickOr(
+      [&](const TensorType& t) { return accepts(op, {t}, probe); },
+      [&] { return TensorType(coin() ? DType::F32 : DType::F64, randomShape(0, opts_.maxRank)); });
+  std::vector<int64_t> axes;
+  for (int64_t i = 0; i < x.type().rank(); ++i)
+    if (coin())
+      axes.push_back(i);
+  Attrs attrs{{"axes", axes}};
+  if (coin())
+    attrs.set("keepdims", true);
+  create(op, {x}, attrs);
+}
+
+void GraphBuilder::addLinalg(Op op) {
+  auto rows = [](const TensorType& t) { return t.shape[t.rank() - 2]; };
+  auto cols = [](const TensorType& t) { return t.shape[t.rank() - 1]; };
+  switch (op) {
+  case Op::Matmul: {
+    Value a = matrix(false);
+    bool ta = coin(), tb = coin();
+    int64_t k = ta ? rows(a.type()) : cols(a.type()), n = dim();
+    Value b = ofType(withLastTwo(a.type(), tb ? n : k, tb ? k : n));
+    Attrs attrs;
+    attrs.set("transpose_a", ta).set("transpose_b", tb);
+    create(op, {a, b}, attrs);
+    return;
+  }
+  case Op::Solve:
+  case Op::TriangularSolve: {
+    Value a = matrix(true);
+    int64_t n = rows(a.type()), r = dim();
+    bool right = op == Op::TriangularSolve && coin();
+    Value b = ofType(withLastTwo(a.type(), right ? r : n, right ? n : r));
+    Attrs attrs;
+    if (op == Op::TriangularSolve)
+      attrs.set("lower", coin())
+          .set("right_side", right)
+          .set("transpose_a", coin())
+          .set("unit_diagonal", coin());
+    create(op, {a, b}, attrs);
+    return;
+  }
+  case Op::Cholesky:
+  case Op::Inverse:
+  case Op::Lu:
+  case Op::Det:
+  case Op::Logdet: {
+    Attrs attrs;
+    if (op == Op::Cholesky)
+      attrs.set("upper", coin());
+    create(op, {matrix(true)}, attrs);
+    return;
+  }
+  case Op::Qr:
+    create(op, {matrix(false)});
+    return;
+  case Op::Trace:
+    create(op, {matrix(false, /*numericOk=*/true)});
+    return;
+  default:
+    break;
+  }
+  throw Error(fmt::format("random graphs: no rule for linalg op {}", opName(op).str()));
+}
+
+void GraphBuilder::addOp(Op op) {
+  OpKind kind = opInfo(op).kind;
+  if (kind == OpKind::Source) {
+    if (op == Op::Parameter) {
+      if (g_.params().size() < opts_.maxParams)
+        parameter(randomType());
+      return;
+    }
+    TensorType t = randomType(op == Op::Iota  ? 1
+                              : op == Op::Eye ? 2
+                                              : 0,
+                              op == Op::Iota || op == Op::Eye);
+    while (op == Op::Constant && t.numel() > 16)
+      t.shape.pop_back();
+    source(op, t);
+    return;
+  }
+  if (isElementwise(kind))
+    return addElementwise(op, kind);
+  if (kind == OpKind::Shape)
+    return addShape(op);
+  if (kind == OpKind::Reduce)
+    return addReduce(op);
+  if (kind == OpKind::Linalg)
+    return addLinalg(op);
+  throw Error(fmt::format("random graphs: no rule for op {}", opName(op).str()));
+}
+
+void GraphBuilder::addOutputs() {
+  if (pool_.empty())
+    fresh(randomType());
+  g_.addOutput(pool_.back());
+  for (int64_t i = uniform(0, opts_.maxOutputs - 1); i > 0; --i)
+    g_.addOutput(choose(pool_));
+}
+
+} // namespace
+
+RandomGraphGenerator::RandomGraphGenerator(uint64_t seed, RandomGraphOptions options)
+    : rng_(seed), options_(std::move(options)) {
+  if (options_.ops.empty())
+    for (const ir::OpInfo& info : ir::allOps())
+      options_.ops.push_back(info.op);
+}
+
+std::unique_ptr<ir::Graph> RandomGraphGenerator::generate(const std::string& name) {
+  auto g = std::make_unique<ir::Graph>(name);
+  GraphBuilder b(*g, rng_, options_, counts_);
+  for (unsigned i = 0; i < options_.numNodes; ++i)
+    b.addOp(options_.ops[std::uniform_int_distribution<size_t>(0, options_.ops.size() - 1)(rng_)]);
+  b.addOutputs();
+  return g;
+}
+
+} // namespace graphc::testing

@@ -84,9 +84,10 @@ private:
   }
 
   // --- building --------------------------------------------------------------
-  Node* create(Op op, llvm::ArrayRef<Value> operands, const Attrs& attrs = {},
+  Node* create(Op op, llvm::ArrayRef<Value> operands, Attrs attrs = {},
                llvm::ArrayRef<TensorType> types = {}) {
     ++counts_[op];
+    addSomeFlags(op, operands, attrs, types);
     std::string name;
     if (opts_.nameNodes && coin(0.3))
       name = choose(std::vector<std::string>{"a", "b", "tmp_1", "x.y", "v"});
@@ -94,6 +95,26 @@ private:
     for (unsigned i = 0; i < n->numResults(); ++i)
       pool_.push_back(n->result(i));
     return n;
+  }
+
+  /// Sets some of the op's optional flags that leave the result types unchanged, so
+  /// flags the generator does not know about (yet) are exercised too.
+  void addSomeFlags(Op op, llvm::ArrayRef<Value> operands, Attrs& attrs,
+                    llvm::ArrayRef<TensorType> types) {
+    llvm::SmallVector<TensorType, 4> in;
+    for (Value v : operands)
+      in.push_back(v.type());
+    for (const AttrSpec& spec : opInfo(op).attrs) {
+      if (spec.kind != AttrKind::Bool || attrs.has(spec.name) || !coin(0.3))
+        continue;
+      Attrs more = attrs;
+      more.set(spec.name, true);
+      try {
+        if (inferTypes(op, in, more, types) == inferTypes(op, in, attrs, types))
+          attrs = std::move(more);
+      } catch (const Error&) {
+      }
+    }
   }
 
   Value parameter(const TensorType& t) {

@@ -1,0 +1,117 @@
+//===- tests/runtime/ArrayTest.cpp - graphc::Array ------------------------===//
+//
+// Factories, typed access (dtype mismatches throw), wrapping caller memory without
+// copying, strided views made contiguous, and printing.
+//
+//===----------------------------------------------------------------------===//
+#include "tests/runtime/TestUtil.h"
+
+#include <gtest/gtest.h>
+
+namespace graphc::testing {
+namespace {
+
+TEST(Array, FromVectorRoundTripsEveryDType) {
+  Array f = Array::fromVector<double>({1.5, -2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(f.type(), ir::TensorType(DType::F64, {2, 3}));
+  EXPECT_EQ(f.toVector<double>(), (std::vector<double>{1.5, -2, 3, 4, 5, 6}));
+  EXPECT_EQ(f.at<double>({1, 2}), 6.0);
+  EXPECT_EQ(Array::fromVector<float>({1, 2}, {2}).toVector<float>(), (std::vector<float>{1, 2}));
+  EXPECT_EQ(Array::fromVector<int32_t>({7, -8}, {2}).toVector<int32_t>(),
+            (std::vector<int32_t>{7, -8}));
+  EXPECT_EQ(Array::fromVector<int64_t>({1LL << 40}, {1}).toVector<int64_t>()[0], 1LL << 40);
+  EXPECT_EQ(Array::fromVector<bool>({true, false, true}, {3}).toVector<bool>(),
+            (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(Array::scalar(2.5).rank(), 0);
+  EXPECT_EQ(Array::scalar(2.5).at<double>({}), 2.5);
+}
+
+TEST(Array, TypeAndCountMismatchesThrow) {
+  Array f = Array::fromVector<double>({1, 2}, {2});
+  EXPECT_THROW(f.toVector<float>(), Error);
+  EXPECT_THROW(f.data<int32_t>(), Error);
+  EXPECT_THROW(f.at<double>({2}), Error);
+  EXPECT_THROW(f.at<double>({0, 0}), Error);
+  EXPECT_THROW(Array::fromVector<double>({1, 2, 3}, {2, 2}), Error);
+  EXPECT_THROW(Array().toVector<double>(), Error);
+  try {
+    f.toVector<float>();
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("f64"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("f32"), std::string::npos) << e.message();
+  }
+}
+
+TEST(Array, WrapSharesCallerMemory) {
+  std::vector<double> mem = {1, 2, 3, 4, 5, 6};
+  Array w = Array::wrap(mem.data(), {2, 3});
+  EXPECT_FALSE(w.ownsMemory());
+  EXPECT_EQ(w.rawData(), mem.data());
+  mem[4] = 50;
+  EXPECT_EQ(w.at<double>({1, 1}), 50.0);
+  Array c = Array::copyOf(mem.data(), {2, 3});
+  mem[0] = -1;
+  EXPECT_EQ(c.at<double>({0, 0}), 1.0);
+  EXPECT_TRUE(c.ownsMemory());
+}
+
+TEST(Array, StridedWrapIsMadeContiguous) {
+  std::vector<int32_t> mem = {1, 2, 3, 4, 5, 6};     // [2,3] row-major
+  Array t = Array::wrap(mem.data(), {3, 2}, {1, 3}); // its transpose
+  EXPECT_FALSE(t.isContiguous());
+  EXPECT_EQ(t.toVector<int32_t>(), (std::vector<int32_t>{1, 4, 2, 5, 3, 6}));
+  Array c = t.contiguous();
+  EXPECT_TRUE(c.isContiguous());
+  EXPECT_EQ(c.toVector<int32_t>(), t.toVector<int32_t>());
+  // Every other element, backwards.
+  Array r = Array::wrap(mem.data() + 5, {3}, {-2});
+  EXPECT_EQ(r.toVector<int32_t>(), (std::vector<int32_t>{6, 4, 2}));
+  EXPECT_THROW(t.view({4, 2}, {1, 3}), Error);
+  EXPECT_THROW(t.reshaped({6}), Error);
+  EXPECT_EQ(c.reshaped({6}).toVector<int32_t>(), t.toVector<int32_t>());
+}
+
+TEST(Array, ZerosFullRandom) {
+  for (DType dt : ir::kAllDTypes) {
+    Array z = Array::zeros(dt, {2, 2});
+    for (double v : doubles(z))
+      EXPECT_EQ(v, 0.0);
+    for (double v : doubles(Array::full(dt, {3}, 1.0)))
+      EXPECT_EQ(v, 1.0);
+  }
+  Array a = Array::randomNormal(DType::F64, {1000}, 7);
+  Array b = Array::randomNormal(DType::F64, {1000}, 7);
+  Array c = Array::randomNormal(DType::F64, {1000}, 8);
+  EXPECT_EQ(a.toVector<double>(), b.toVector<double>());
+  EXPECT_NE(a.toVector<double>(), c.toVector<double>());
+  double mean = 0;
+  for (double v : a.toVector<double>())
+    mean += v / 1000;
+  EXPECT_LT(std::abs(mean), 0.15);
+  for (int32_t v : Array::randomUniform(DType::I32, {200}, 3, -2, 3).toVector<int32_t>()) {
+    EXPECT_GE(v, -2);
+    EXPECT_LT(v, 3);
+  }
+  for (float v : Array::randomUniform(DType::F32, {200}, 3, 1, 2).toVector<float>()) {
+    EXPECT_GE(v, 1.0f);
+    EXPECT_LE(v, 2.0f);
+  }
+  EXPECT_THROW(Array::randomNormal(DType::I32, {2}, 1), Error);
+}
+
+TEST(Array, PrintsLikeNumPy) {
+  Array a = Array::fromVector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(fmt::format("{}", a), "[[1, 2, 3],\n [4, 5, 6]] i32[2,3]");
+  EXPECT_EQ(Array::fromVector<bool>({true, false}, {2}).str(), "[true, false] bool[2]");
+  EXPECT_EQ(Array::scalar(0.5).str(), "0.5 f64[]");
+  Array cube = Array::zeros(DType::F32, {2, 1, 2});
+  EXPECT_EQ(cube.str(), "[[[0, 0]],\n\n [[0, 0]]] f32[2,1,2]");
+  std::vector<double> big(5000);
+  for (size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<double>(i);
+  std::string s = Array::fromVector(big, {5000}).str();
+  EXPECT_EQ(s, "[0, 1, 2, ..., 4997, 4998, 4999] f64[5000]");
+}
+
+} // namespace
+} // namespace graphc::testing

@@ -41,8 +41,7 @@ Value Graph::addParameter(llvm::StringRef name, const TensorType& type, SourceLo
 }
 
 Node* Graph::create(Op op, llvm::ArrayRef<Value> operands, const Attrs& attrs,
-                    llvm::ArrayRef<TensorType> resultTypes, SourceLoc loc,
-                    llvm::StringRef name) {
+                    llvm::ArrayRef<TensorType> resultTypes, SourceLoc loc, llvm::StringRef name) {
   llvm::SmallVector<TensorType, 4> operandTypes;
   for (Value v : operands) {
     if (!owns(v.node) || v.index >= v.node->numResults())
@@ -86,9 +85,13 @@ Value Graph::apply(Op op, llvm::ArrayRef<Value> operands, const Attrs& attrs,
                    llvm::ArrayRef<TensorType> resultTypes, SourceLoc loc) {
   Node* n = create(op, operands, attrs, resultTypes, std::move(loc));
   if (n->numResults() != 1)
-    throw Error(fmt::format("{} has {} results; use create()", opName(op).str(),
-                            n->numResults()));
+    throw Error(fmt::format("{} has {} results; use create()", opName(op).str(), n->numResults()));
   return n->result();
+}
+
+void Graph::nameIfUnnamed(Node* n, llvm::StringRef name) {
+  if (owns(n) && n->name_.empty())
+    n->name_ = name.str();
 }
 
 void Graph::addOutput(Value v) {

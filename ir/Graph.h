@@ -77,7 +77,9 @@ private:
   size_t hash_ = 0;
 };
 
-inline const TensorType& Value::type() const { return node->type(index); }
+inline const TensorType& Value::type() const {
+  return node->type(index);
+}
 
 /// A graph: parameters, nodes and outputs.
 class Graph {
@@ -103,6 +105,9 @@ public:
   /// create() for single-result ops, returning the result.
   Value apply(Op op, llvm::ArrayRef<Value> operands, const Attrs& attrs = {},
               llvm::ArrayRef<TensorType> resultTypes = {}, SourceLoc loc = {});
+
+  /// Gives `n` the printing name `name` if it has none yet (names are not identity).
+  void nameIfUnnamed(Node* n, llvm::StringRef name);
 
   /// Appends a graph output (values may repeat).
   void addOutput(Value v);

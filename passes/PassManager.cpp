@@ -4,6 +4,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/Canonicalize.h"
+#include "passes/LowerLinalg.h"
 #include "passes/Rewrite.h"
 
 #include <cstdlib>
@@ -13,15 +14,14 @@
 namespace graphc::passes {
 namespace {
 
-/// Every pass, once. The default pipeline is the order of `inDefault` entries.
-struct Registered {
-  Pass pass;
-  bool inDefault;
+/// Every pass, once.
+const Pass kPasses[] = {
+    {"canonicalize", "fold constants, drop identities, CSE and DCE", canonicalize},
+    {"lower-linalg", "lower solves by structure: Cholesky, triangular, Woodbury, LU", lowerLinalg},
 };
 
-const Registered kPasses[] = {
-    {{"canonicalize", "fold constants, drop identities, CSE and DCE", canonicalize}, true},
-};
+/// The passes graphc runs by default, in order.
+constexpr const char* kDefaultPipeline = "canonicalize,lower-linalg,canonicalize";
 
 bool logEnabled() {
   const char* log = std::getenv("GRAPHC_LOG");
@@ -55,13 +55,7 @@ std::string PassStats::str() const {
 }
 
 llvm::ArrayRef<Pass> registeredPasses() {
-  static const std::vector<Pass> passes = [] {
-    std::vector<Pass> out;
-    for (const Registered& r : kPasses)
-      out.push_back(r.pass);
-    return out;
-  }();
-  return passes;
+  return kPasses;
 }
 
 const Pass* findPass(llvm::StringRef name) {
@@ -72,11 +66,7 @@ const Pass* findPass(llvm::StringRef name) {
 }
 
 std::vector<const Pass*> defaultPipeline() {
-  std::vector<const Pass*> out;
-  for (const Registered& r : kPasses)
-    if (r.inDefault)
-      out.push_back(findPass(r.pass.name));
-  return out;
+  return parsePipeline(kDefaultPipeline);
 }
 
 std::vector<const Pass*> parsePipeline(llvm::StringRef spec) {

@@ -58,6 +58,8 @@ std::unique_ptr<ir::Graph> rewrite(const ir::Graph& g, const RewriteRule& rule) 
       continue;
     rw.loc_ = n->loc();
     std::optional<ValueList> replaced = rule(rw, *n);
+    if (replaced && n->numResults() == 1) // the replacement inherits the printing name
+      out->nameIfUnnamed((*replaced)[0].node, n->name());
     rw.map_[n->id()] = replaced ? std::move(*replaced) : rw.copy(*n);
   }
   for (Value v : g.outputs())

@@ -1,0 +1,36 @@
+//===- passes/LowerLinalg.h - Structure-aware solve lowering ----*- C++ -*-===//
+//
+// Picks the cheapest sound method for each linear solve, from the structure the
+// graph proves (passes/Structure.h). Each rule is a match + expand:
+//
+//   matmul(inverse(A), B)       -> solve(A, B)
+//   solve(identity, B)          -> B
+//   solve(diagonal D, B)        -> B / diag_part(D)
+//   solve(triangular T, B)      -> triangular_solve(T, B)
+//   solve(D + c*U*U', B)        -> Woodbury with a k x k Cholesky, when the cost model
+//                                  says so (D a positive diagonal, U of rank k << n)
+//   solve(SPD S, B)             -> L = cholesky(S) {fallback}; two triangular solves
+//   anything else               -> stays solve (LU)
+//
+// Several solves with one matrix share one factorization (hash-consing merges the
+// cholesky nodes). A `cholesky {fallback}` is one the compiler chose: if it fails at
+// run time (SPD in exact arithmetic, not numerically), the run falls back to the
+// graph as it was before this pass (LU) and says so.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "passes/PassManager.h"
+
+namespace graphc::passes {
+
+/// The cost model for Woodbury: true when solving D + c*U*U' (n x n, U of rank k)
+/// for m right-hand sides through the k x k capacitance matrix is cheaper than a
+/// Cholesky of the n x n matrix.
+bool woodburyPays(int64_t n, int64_t k, int64_t m);
+
+/// The lower-linalg pass. Counts "inverse-to-solve", "identity", "diagonal",
+/// "triangular", "woodbury" and "cholesky" rewrites.
+std::unique_ptr<ir::Graph> lowerLinalg(const ir::Graph& g, PassStats& stats);
+
+} // namespace graphc::passes

@@ -40,4 +40,12 @@ private:
   SourceLoc loc_;
 };
 
+/// Thrown when a step the compiler chose fails at run time, e.g. a `cholesky
+/// {fallback}` of a matrix that is SPD in exact arithmetic but not numerically. The
+/// run can be redone with the program as it was before the choice (LU).
+class FallbackError : public Error {
+public:
+  using Error::Error;
+};
+
 } // namespace graphc

@@ -19,6 +19,8 @@ void Step::fail(const std::string& message) const {
   std::string who = ir::opName(op).str();
   if (!name.empty())
     who += fmt::format(" (%{})", name);
+  if (attrs.flag("fallback")) // a step the compiler chose: the run can fall back
+    throw FallbackError(fmt::format("{}: {}", who, message), loc);
   throw Error(fmt::format("{}: {}", who, message), loc);
 }
 

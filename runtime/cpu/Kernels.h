@@ -42,7 +42,8 @@ struct Step {
   SourceLoc loc;
 
   const ir::TensorType& type(unsigned i = 0) const { return types[i]; }
-  /// Throws graphc::Error "op (%name): message" at the node's location.
+  /// Throws graphc::Error "op (%name): message" at the node's location; a
+  /// graphc::FallbackError for a step marked {fallback}.
   [[noreturn]] void fail(const std::string& message) const;
 };
 

@@ -1,0 +1,263 @@
+//===- tests/passes/EquivalenceTest.cpp - Optimized == unoptimized --------===//
+//
+// Every rewrite must keep the numbers: each graph runs on the CPU backend as
+// written (no passes) and through the default pipeline, on the same random f64
+// inputs, and the outputs must agree to a tight tolerance. Also checks the run-time
+// fallback when a Cholesky the compiler chose fails.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Parser.h"
+#include "passes/PassManager.h"
+#include "runtime/core/Compile.h"
+#include "support/RandomGraph.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace graphc {
+namespace {
+
+/// The elements of a float array as doubles.
+std::vector<double> asDoubles(const Array& x) {
+  if (x.dtype() == ir::DType::F64)
+    return x.toVector<double>();
+  std::vector<float> f = x.toVector<float>();
+  return std::vector<double>(f.begin(), f.end());
+}
+
+/// Random inputs for `g`; square matrices get n*I added so solves are well posed.
+std::vector<Array> randomInputs(const ir::Graph& g, uint64_t seed) {
+  std::vector<Array> inputs;
+  for (const ir::Node* p : g.params()) {
+    const ir::TensorType& t = p->type();
+    Array a = Array::randomNormal(t.dtype, t.shape, seed++);
+    if (t.rank() >= 2 && t.shape[t.rank() - 1] == t.shape[t.rank() - 2]) {
+      int64_t n = t.shape.back();
+      std::vector<double> v = asDoubles(a);
+      for (size_t base = 0; base < v.size(); base += n * n)
+        for (int64_t i = 0; i < n; ++i)
+          v[base + i * n + i] += static_cast<double>(n);
+      a = t.dtype == ir::DType::F64
+              ? Array::fromVector(v, t.shape)
+              : Array::fromVector(std::vector<float>(v.begin(), v.end()), t.shape);
+    }
+    inputs.push_back(a);
+  }
+  return inputs;
+}
+
+/// max |x - y| / (1 + max |y|), NaNs equal to NaNs.
+double relativeDifference(const Array& x, const Array& y) {
+  std::vector<double> a = asDoubles(x), b = asDoubles(y);
+  double diff = 0, scale = 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i]))
+      continue;
+    if (std::isnan(a[i]) != std::isnan(b[i]))
+      return INFINITY;
+    diff = std::max(diff, std::abs(a[i] - b[i]));
+    scale = std::max(scale, std::abs(b[i]));
+  }
+  return diff / scale;
+}
+
+void expectEquivalent(const ir::Graph& g, uint64_t seed, double tolerance = 1e-10) {
+  Backend& cpu = getBackend("cpu");
+  auto plain = compile(g, cpu, {"none"});
+  auto optimized = compile(g, cpu);
+  std::vector<Array> inputs = randomInputs(g, seed);
+  std::vector<Array> want = plain->run(inputs), got = optimized->run(inputs);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_LE(relativeDifference(got[i], want[i]), tolerance)
+        << "output " << i << " of @" << g.name();
+  EXPECT_EQ(optimized->fallbacks(), 0);
+}
+
+const char* kLoweringGraphs = R"(
+graph @spd(%y: f64[6,6], %b: f64[6,2], %c: f64[6,3]) {
+  %g = matmul %y, %y {transpose_b}
+  %i = eye : f64[6,6]
+  %s = add %g, %i
+  %x1 = solve %s, %b
+  %x2 = solve %s, %c
+  return %x1, %x2
+}
+graph @triangular(%a: f64[5,5], %b: f64[5,2]) {
+  %l = tril %a
+  %u = triu %a
+  %x = solve %l, %b
+  %y = solve %u, %b
+  return %x, %y
+}
+graph @diagonal(%v: f64[4], %b: f64[4,2]) {
+  %e = exp %v
+  %d = diag %e
+  %x = solve %d, %b
+  %i = eye : f64[4,4]
+  %y = solve %i, %b
+  return %x, %y
+}
+graph @inverse(%a: f64[4,4], %b: f64[4,2]) {
+  %ai = inverse %a
+  %x = matmul %ai, %b
+  %bt = transpose %b {perm=[1,0]}
+  %z = matmul %ai, %bt {transpose_b}
+  return %x, %z
+}
+graph @woodbury(%yc: f64[64,4], %b: f64[64,2], %v: f64[64]) {
+  %g = matmul %yc, %yc {transpose_b}
+  %n = full {value=3.0} : f64[64,64]
+  %cyy = div %g, %n
+  %i = eye : f64[64,64]
+  %r = full {value=0.1} : f64[64,64]
+  %ri = mul %i, %r
+  %s = add %cyy, %ri
+  %x = solve %s, %b
+  %q = square %v
+  %eps = full {value=0.5} : f64[64]
+  %qe = add %q, %eps
+  %d = diag %qe
+  %gt = matmul %yc, %yc {transpose_b}
+  %s2 = add %d, %gt
+  %x2 = solve %s2, %b
+  return %x, %x2
+}
+graph @enkf(%xi: f64[8,8], %y: f64[8,8], %obs: f64[8,1]) {
+  %xm = mean %xi {axes=[1], keepdims}
+  %xb = broadcast_to %xm {shape=[8,8]}
+  %xc = sub %xi, %xb
+  %ym = mean %y {axes=[1], keepdims}
+  %yb = broadcast_to %ym {shape=[8,8]}
+  %yc = sub %y, %yb
+  %n = full {value=7.0} : f64[8,8]
+  %cxy = matmul %xc, %yc {transpose_b}
+  %cxyn = div %cxy, %n
+  %cyy = matmul %yc, %yc {transpose_b}
+  %cyyn = div %cyy, %n
+  %i = eye : f64[8,8]
+  %r = full {value=0.1} : f64[8,8]
+  %ri = mul %i, %r
+  %s = add %cyyn, %ri
+  %ob = broadcast_to %obs {shape=[8,8]}
+  %d = sub %ob, %y
+  %z = solve %s, %d
+  %k = matmul %cxyn, %z
+  %out = add %xi, %k
+  return %out
+}
+)";
+
+TEST(Equivalence, LoweringsKeepTheNumbers) {
+  ir::Module m = ir::parseModule(kLoweringGraphs, "lowerings");
+  uint64_t seed = 1;
+  for (const auto& g : m.graphs)
+    expectEquivalent(*g, seed += 10);
+}
+
+TEST(Equivalence, PipelineLowersTheGraphsItShould) {
+  ir::Module m = ir::parseModule(kLoweringGraphs, "lowerings");
+  for (const auto& g : m.graphs) {
+    passes::PipelineOptions options;
+    options.verifyEach = true;
+    std::unique_ptr<ir::Graph> out = passes::runPipeline(*g, passes::defaultPipeline(), options);
+    // @inverse has a plain matrix: its solve stays LU, but the inverse goes.
+    ir::Op gone = g->name() == "inverse" ? ir::Op::Inverse : ir::Op::Solve;
+    for (const ir::Node* n : out->nodes())
+      EXPECT_NE(n->op(), gone) << ir::opName(gone).str() << " stayed in @" << g->name();
+  }
+}
+
+TEST(Equivalence, CanonicalizeKeepsRandomGraphs) {
+  testing::RandomGraphOptions options;
+  options.floatOnly = true;
+  options.ops = {ir::Op::Add,       ir::Op::Sub,    ir::Op::Mul,         ir::Op::Neg,
+                 ir::Op::Tanh,      ir::Op::Sin,    ir::Op::Maximum,     ir::Op::Full,
+                 ir::Op::Constant,  ir::Op::Eye,    ir::Op::BroadcastTo, ir::Op::Reshape,
+                 ir::Op::Transpose, ir::Op::Matmul, ir::Op::Sum,         ir::Op::Mean,
+                 ir::Op::Cast,      ir::Op::Diag};
+  testing::RandomGraphGenerator gen(7, options);
+  for (int i = 0; i < 60; ++i) {
+    std::unique_ptr<ir::Graph> g = gen.generate("random" + std::to_string(i));
+    bool allF64 = true;
+    for (const ir::Node* p : g->params())
+      allF64 &= p->type().dtype == ir::DType::F64;
+    expectEquivalent(*g, 100 + i, allF64 ? 1e-10 : 1e-4);
+  }
+}
+
+/// S = Y*Y' + 1e-300*I is SPD in exact arithmetic, but Y has rank 2 with exact
+/// entries, so the computed S is exactly singular (the 1e-300 rounds away): the
+/// chosen Cholesky fails, the run falls back to LU, and LU reports the singular
+/// matrix instead of returning NaNs.
+TEST(Fallback, FailedCholeskyFallsBackToLuWhichReportsSingular) {
+  std::unique_ptr<ir::Graph> g = ir::parseGraph(R"(
+graph @fallback(%y: f64[4,2], %b: f64[4,1]) {
+  %g = matmul %y, %y {transpose_b}
+  %i = eye : f64[4,4]
+  %c = full {value=1e-300} : f64[4,4]
+  %ci = mul %i, %c
+  %s = add %g, %ci
+  %x = solve %s, %b
+  return %x
+}
+)");
+  auto exe = compile(*g, getBackend("cpu"));
+  std::vector<Array> inputs = {Array::fromVector<double>({1, 0, 0, 1, 1, 0, 0, 1}, {4, 2}),
+                               Array::randomNormal(ir::DType::F64, {4, 1}, 4)};
+  try {
+    exe->run(inputs);
+    ADD_FAILURE() << "a singular system was solved";
+  } catch (const FallbackError& e) {
+    ADD_FAILURE() << "the fallback did not run: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("singular"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(exe->fallbacks(), 1);
+}
+
+/// A backend whose programs fail like a numerically indefinite Cholesky wherever the
+/// compiler chose one, and run on the CPU otherwise.
+class FailingCholeskyBackend final : public Backend {
+public:
+  llvm::StringRef name() const override { return "failing-cholesky"; }
+  std::unique_ptr<Executable> compile(const ir::Graph& g) override {
+    for (const ir::Node* n : g.nodes())
+      if (n->op() == ir::Op::Cholesky && n->attrs().flag("fallback"))
+        return std::make_unique<Failing>(g);
+    return getBackend("cpu").compile(g);
+  }
+
+private:
+  struct Failing final : Executable {
+    explicit Failing(const ir::Graph& g) : Executable(Signature::of(g)) {}
+    llvm::StringRef backendName() const override { return "failing-cholesky"; }
+    std::vector<Array> execute(llvm::ArrayRef<Array>) override {
+      throw FallbackError("cholesky: matrix is not positive definite (batch item 0, "
+                          "leading minor 3)");
+    }
+  };
+};
+
+TEST(Fallback, FallbackRunGivesTheLuAnswer) {
+  ir::Module m = ir::parseModule(kLoweringGraphs, "lowerings");
+  ir::Graph* g = m.find("enkf");
+  FailingCholeskyBackend failing;
+  auto exe = compile(*g, failing);
+  auto plain = compile(*g, getBackend("cpu"), {"none"});
+  std::vector<Array> inputs = randomInputs(*g, 5);
+  for (int run = 1; run <= 2; ++run) {
+    std::vector<Array> got = exe->run(inputs), want = plain->run(inputs);
+    EXPECT_LE(relativeDifference(got[0], want[0]), 1e-12);
+    EXPECT_EQ(exe->fallbacks(), run);
+  }
+}
+
+TEST(Fallback, UnknownPassIsAnError) {
+  std::unique_ptr<ir::Graph> g = ir::parseGraph("graph @f(%x: f64[2]) {\n  return %x\n}\n");
+  EXPECT_THROW(compile(*g, getBackend("cpu"), {"canonicalize,nope"}), Error);
+}
+
+} // namespace
+} // namespace graphc

@@ -29,5 +29,7 @@ llvm::ArrayRef<Command> commands();
 
 /// `graphc dump`: parse, verify and print a module (tools/DumpCommand.cpp).
 int runDump(llvm::ArrayRef<std::string> args);
+/// `graphc run`: run a graph with .npy or random inputs (tools/RunCommand.cpp).
+int runRun(llvm::ArrayRef<std::string> args);
 
 } // namespace graphc::tools

@@ -21,6 +21,7 @@ namespace graphc::tools {
 llvm::ArrayRef<Command> commands() {
   static const Command table[] = {
       {"dump", "parse, verify and print a .gir file (text or Graphviz)", runDump},
+      {"run", "run a graph on a backend with .npy or random inputs", runRun},
   };
   return table;
 }

@@ -1,0 +1,45 @@
+//===- examples/EnKF.h - The ensemble Kalman filter update ------*- C++ -*-===//
+//
+// The EnKF analysis update of DESIGN.md (W1 in WORKLOADS.md), written with the DSL
+// as a user would: a plain solve, no hints. The compiler is left to see that
+// C_yy + R is symmetric positive definite. Shared by examples/enkf.cpp and the test
+// that checks examples/enkf.gir is what this function traces.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "frontend/Graphc.h"
+
+namespace graphc::examples {
+
+/// The analysis ensemble xi + C_xy (C_yy + 0.1 I)^-1 (obs - y) for a forecast ensemble
+/// `xi` (d x N), its predicted observations `y` (d x N) and the observation `obs`
+/// (d x 1).
+inline Tensor enkfUpdate(const Tensor& xi, const Tensor& y, const Tensor& obs) {
+  double n = static_cast<double>(xi.dim(1));
+  Tensor xc = xi - mean(xi, 1, true);
+  Tensor yc = y - mean(y, 1, true);
+  Tensor cxy = matmul(xc, yc, {.transpose_b = true}) / (n - 1);
+  Tensor cyy = matmul(yc, yc, {.transpose_b = true}) / (n - 1);
+  Tensor r = 0.1 * eye(y.dim(0), y.dtype());
+  // One statement per step: C++ leaves the order of evaluating arguments open, and
+  // the order nodes are recorded in is part of the graph's structure.
+  Tensor s = cyy + r;
+  Tensor innovation = obs - y;
+  Tensor z = solve(s, innovation);
+  return xi + matmul(cxy, z);
+}
+
+/// The size examples/enkf.gir is traced at (d = N).
+inline constexpr int64_t kEnkfGirSize = 6;
+
+/// The EnKF graph at size d = N = `n`, as checked in (examples/enkf.gir).
+inline std::unique_ptr<ir::Graph> traceEnkf(int64_t n, DType dtype = DType::F64) {
+  return traceToGraph(enkfUpdate,
+                      {{"xi", TensorType(dtype, {n, n})},
+                       {"y", TensorType(dtype, {n, n})},
+                       {"obs", TensorType(dtype, {n, 1})}},
+                      "enkf");
+}
+
+} // namespace graphc::examples

@@ -1,0 +1,123 @@
+//===- tests/frontend/NpyTest.cpp - .npy reading and writing --------------===//
+//
+// Round trips for every supported dtype (through memory and files), a hand-made
+// NumPy-style file with version 1.0 and 2.0 headers, and the errors: Fortran order,
+// unsupported dtypes, big endian, bad magic, truncated files, missing files.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+
+#include "runtime/core/Npy.h"
+
+#include <cstdio>
+#include <filesystem>
+
+namespace graphc {
+namespace {
+
+using testing::toDoubles;
+
+/// A .npy file as NumPy writes it: magic, version, little-endian header length, the
+/// dict padded with spaces to a 64-byte boundary, a newline, then the data.
+std::string npyBytes(int major, const std::string& dict, const std::string& data) {
+  size_t lengthBytes = major == 1 ? 2 : 4;
+  std::string header = dict;
+  while ((8 + lengthBytes + header.size() + 1) % 64 != 0)
+    header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += char(major);
+  out += char(0);
+  for (size_t i = 0; i < lengthBytes; ++i)
+    out += char((header.size() >> (8 * i)) & 0xff);
+  return out + header + data;
+}
+
+template <typename T> std::string rawBytes(const std::vector<T>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+TEST(Npy, RoundTripsEveryDType) {
+  std::string dir = ::testing::TempDir();
+  for (DType t : ir::kAllDTypes) {
+    for (Shape shape : {Shape{}, Shape{7}, Shape{3, 4}, Shape{2, 0, 3}}) {
+      Array a = Array::randomUniform(t, shape, 42, -100, 100);
+      Array b = decodeNpy(encodeNpy(a), "mem");
+      EXPECT_EQ(b.type(), a.type());
+      EXPECT_EQ(toDoubles(b), toDoubles(a)) << a.type().str();
+      std::string path = dir + "/rt_" + ir::dtypeName(t).str() + ".npy";
+      writeNpy(path, a);
+      Array c = readNpy(path);
+      EXPECT_EQ(c.type(), a.type());
+      EXPECT_EQ(toDoubles(c), toDoubles(a)) << a.type().str();
+    }
+  }
+}
+
+TEST(Npy, WritesStridedArraysInCOrder) {
+  Array a = Array::fromVector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Array t = a.view({3, 2}, {1, 3}); // transposed view
+  Array b = decodeNpy(encodeNpy(t));
+  EXPECT_EQ(b.toVector<int32_t>(), (std::vector<int32_t>{1, 4, 2, 5, 3, 6}));
+}
+
+TEST(Npy, WritesTheHeaderNumPyWrites) {
+  Array a = Array::fromVector<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+  std::string want = npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }",
+                              rawBytes<double>({1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(encodeNpy(a), want);
+  std::string vec = npyBytes(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }",
+                             std::string("\1\0\1", 3));
+  EXPECT_EQ(encodeNpy(Array::fromVector<bool>({true, false, true}, {3})), vec);
+}
+
+TEST(Npy, ReadsVersion1And2Headers) {
+  for (int major : {1, 2}) {
+    std::string bytes =
+        npyBytes(major, "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 2), }",
+                 rawBytes<int64_t>({1, -2, 3, -4}));
+    Array a = decodeNpy(bytes, "v.npy");
+    EXPECT_EQ(a.type(), TensorType(DType::I64, {2, 2}));
+    EXPECT_EQ(a.toVector<int64_t>(), (std::vector<int64_t>{1, -2, 3, -4}));
+  }
+  // Key order and quoting as other writers produce them.
+  Array b = decodeNpy(npyBytes(1, "{\"shape\": (3,), \"fortran_order\": False, \"descr\": \"<f4\"}",
+                               rawBytes<float>({1.5f, 2.5f, 3.5f})));
+  EXPECT_EQ(b.toVector<float>(), (std::vector<float>{1.5f, 2.5f, 3.5f}));
+}
+
+void expectNpyError(const std::string& bytes, const std::string& part) {
+  try {
+    decodeNpy(bytes, "bad.npy");
+    ADD_FAILURE() << "no error for " << part;
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("bad.npy"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find(part), std::string::npos) << e.what();
+  }
+}
+
+TEST(Npy, RejectsWhatItCannotRead) {
+  std::string data = rawBytes<double>({1, 2, 3, 4});
+  expectNpyError(npyBytes(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), }", data),
+                 "Fortran");
+  expectNpyError(npyBytes(1, "{'descr': '<c16', 'fortran_order': False, 'shape': (2,), }", data),
+                 "<c16");
+  expectNpyError(npyBytes(1, "{'descr': '>f8', 'fortran_order': False, 'shape': (2, 2), }", data),
+                 ">f8");
+  expectNpyError(npyBytes(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (2,), }", data),
+                 "<u2");
+  expectNpyError(npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), }", data),
+                 "truncated");
+  std::string whole =
+      npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", data);
+  expectNpyError(whole.substr(0, 40), "truncated");
+  expectNpyError(whole.substr(0, 9), "truncated");
+  expectNpyError("PK\3\4 not npy at all", "magic");
+  expectNpyError(npyBytes(3, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", data),
+                 "version 3.0");
+  expectNpyError(npyBytes(1, "{'descr': '<f8', 'shape': (2, 2), }", data), "fortran_order");
+  EXPECT_THROW(readNpy(::testing::TempDir() + "/does_not_exist.npy"), Error);
+}
+
+} // namespace
+} // namespace graphc

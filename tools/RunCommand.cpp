@@ -1,0 +1,193 @@
+//===- tools/RunCommand.cpp - `graphc run` ---------------------------------===//
+//
+// Runs one graph of a .gir file on a backend: inputs from .npy files (--input
+// NAME=PATH, repeatable) or random (--random-inputs, seeded), outputs written as
+// `<output-dir>/<graph>_out<i>.npy`. Prints the backend, the median time of the
+// runs, and each output's type and checksums (sum and sum of absolute values).
+//
+//===----------------------------------------------------------------------===//
+#include "tools/ArgParser.h"
+#include "tools/Commands.h"
+#include "tools/Input.h"
+
+#include "runtime/core/Backend.h"
+#include "runtime/core/Npy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+
+namespace graphc::tools {
+namespace {
+
+/// Takes every `--input NAME=PATH` (or `--input=NAME=PATH`) out of `args`: the flag
+/// repeats, which ArgParser options do not.
+std::map<std::string, std::string> takeInputs(std::vector<std::string>& args) {
+  std::map<std::string, std::string> inputs;
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string spec;
+    if (args[i] == "--")
+      break;
+    if (args[i] == "--input") {
+      if (i + 1 == args.size())
+        throw UsageError("--input needs a value NAME=PATH.npy");
+      spec = args[++i];
+    } else if (llvm::StringRef(args[i]).startswith("--input=")) {
+      spec = args[i].substr(8);
+    } else {
+      rest.push_back(args[i]);
+      continue;
+    }
+    auto [name, path] = llvm::StringRef(spec).split('=');
+    if (name.empty() || path.empty())
+      throw UsageError(fmt::format("--input '{}' is not NAME=PATH.npy", spec));
+    inputs[name.ltrim('%').str()] = path.str();
+  }
+  args = std::move(rest);
+  return inputs;
+}
+
+/// A random array for parameter `type`: normal for floats, integers in [-10, 10),
+/// coin flips for bool.
+Array randomInput(const ir::TensorType& type, uint64_t seed) {
+  if (ir::isFloat(type.dtype))
+    return Array::randomNormal(type.dtype, type.shape, seed);
+  return Array::randomUniform(type.dtype, type.shape, seed, -10, 10);
+}
+
+/// The arrays for the parameters of `g`.
+std::vector<Array> gatherInputs(const ir::Graph& g, std::map<std::string, std::string> files,
+                                bool random, uint64_t seed, int& numRandom) {
+  std::vector<Array> inputs;
+  for (const ir::Node* p : g.params()) {
+    const std::string& name = p->attrs().getStr("name");
+    auto it = files.find(name);
+    if (it != files.end()) {
+      Array a = readNpy(it->second);
+      if (a.type() != p->type())
+        throw Error(fmt::format("input %{} of @{} is {}, but {} holds {}", name, g.name(),
+                                p->type().str(), it->second, a.type().str()));
+      inputs.push_back(a);
+      files.erase(it);
+    } else if (random) {
+      inputs.push_back(randomInput(p->type(), seed + inputs.size()));
+      ++numRandom;
+    } else {
+      throw Error(fmt::format("no input for parameter %{} ({}) of @{}: give --input {}=PATH.npy "
+                              "or --random-inputs",
+                              name, p->type().str(), g.name(), name));
+    }
+  }
+  if (!files.empty())
+    throw Error(fmt::format("@{} has no parameter %{}", g.name(), files.begin()->first));
+  return inputs;
+}
+
+/// Sum and sum of absolute values, in float64.
+std::pair<double, double> checksums(const Array& a) {
+  double sum = 0, abs = 0;
+  Array c = a.contiguous();
+  visitDType(c.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = c.data<T>();
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      sum += static_cast<double>(p[i]);
+      abs += std::abs(static_cast<double>(p[i]));
+    }
+  });
+  return {sum, abs};
+}
+
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+} // namespace
+
+int runRun(llvm::ArrayRef<std::string> argsIn) {
+  std::string graphName, backendName = "auto", seedText = "0", outputDir, repeatText = "1", unused;
+  bool random = false;
+  ArgParser parser("graphc run", "FILE",
+                   "Compiles one graph of FILE on a backend and runs it. Inputs come from\n"
+                   ".npy files or are random; outputs are written as\n"
+                   "<output-dir>/<graph>_out<i>.npy. Prints the median time per run and\n"
+                   "each output's type and checksums.");
+  parser.option("graph", "NAME", "the graph to run (needed when FILE holds several)", &graphName);
+  parser.option("backend", "NAME", "cpu, cuda or auto (default: auto)", &backendName,
+                {"cpu", "cuda", "auto"});
+  parser.option("input", "NAME=PATH", "the .npy file for parameter NAME (repeatable)", &unused);
+  parser.flag("random-inputs", "make the inputs not given by --input random", &random);
+  parser.option("seed", "N", "seed of the random inputs (default 0)", &seedText);
+  parser.option("output-dir", "DIR", "write the outputs as .npy files into DIR", &outputDir);
+  parser.option("repeat", "N", "runs to time; the median is printed (default 1)", &repeatText);
+
+  std::vector<std::string> args(argsIn.begin(), argsIn.end());
+  std::map<std::string, std::string> files = takeInputs(args);
+  auto positionals = parser.parse(args);
+  if (!positionals) {
+    fmt::print("{}", parser.help());
+    return kExitOk;
+  }
+  if (positionals->size() != 1)
+    throw UsageError(positionals->empty() ? "missing input FILE" : "expected exactly one FILE");
+  uint64_t seed = 0;
+  int64_t repeat = 0;
+  if (llvm::StringRef(seedText).getAsInteger(10, seed))
+    throw UsageError(fmt::format("--seed '{}' is not a number", seedText));
+  if (llvm::StringRef(repeatText).getAsInteger(10, repeat) || repeat < 1)
+    throw UsageError(fmt::format("--repeat '{}' is not a positive number", repeatText));
+
+  ir::Module module = loadModule(positionals->front());
+  const ir::Graph* g = nullptr;
+  if (!graphName.empty()) {
+    g = module.find(graphName);
+    if (!g)
+      throw Error(fmt::format("{} has no graph @{}", positionals->front(), graphName));
+  } else if (module.graphs.size() == 1) {
+    g = module.graphs.front().get();
+  } else {
+    throw UsageError(fmt::format("{} holds {} graphs; choose one with --graph",
+                                 positionals->front(), module.graphs.size()));
+  }
+
+  int numRandom = 0;
+  std::vector<Array> inputs = gatherInputs(*g, files, random, seed, numRandom);
+  Backend& backend = getBackend(backendName);
+  auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<Executable> exe = backend.compile(*g);
+  double compileMs = msSince(start);
+  fmt::print("@{} on {}: {} input(s) ({} random, seed {}), compiled in {:.2f} ms\n", g->name(),
+             backend.name().str(), inputs.size(), numRandom, seed, compileMs);
+
+  std::vector<double> times;
+  std::vector<Array> outputs;
+  for (int64_t i = 0; i < repeat; ++i) {
+    start = std::chrono::steady_clock::now();
+    outputs = exe->run(inputs);
+    times.push_back(msSince(start));
+  }
+  std::sort(times.begin(), times.end());
+  fmt::print("time per run: {:.3f} ms (median of {})\n", times[times.size() / 2], repeat);
+
+  if (!outputDir.empty())
+    std::filesystem::create_directories(outputDir);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    auto [sum, abs] = checksums(outputs[i]);
+    std::string line =
+        fmt::format("out{}: {} sum={:.10g} abs_sum={:.10g}", i, outputs[i].type().str(), sum, abs);
+    if (!outputDir.empty()) {
+      std::string path = fmt::format("{}/{}_out{}.npy", outputDir, g->name(), i);
+      writeNpy(path, outputs[i]);
+      line += " -> " + path;
+    }
+    fmt::print("{}\n", line);
+  }
+  return kExitOk;
+}
+
+} // namespace graphc::tools

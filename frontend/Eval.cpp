@@ -2,6 +2,7 @@
 #include "frontend/Eval.h"
 
 #include "frontend/Trace.h"
+#include "runtime/core/Compile.h"
 
 #include <cstdlib>
 
@@ -23,7 +24,7 @@ std::shared_ptr<const ProgramCache::Program> ProgramCache::get(std::unique_ptr<i
       return it->second;
     }
   }
-  std::unique_ptr<Executable> exe = backend.compile(*g);
+  std::unique_ptr<Executable> exe = compile(*g, backend); // passes, then the backend
   ++compiles_;
   auto program =
       std::make_shared<const Program>(Program{backend.name().str(), std::move(g), std::move(exe)});

@@ -11,6 +11,7 @@
 #include "tools/Input.h"
 
 #include "runtime/core/Backend.h"
+#include "runtime/core/Compile.h"
 #include "runtime/core/Npy.h"
 
 #include <algorithm>
@@ -159,7 +160,7 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
   std::vector<Array> inputs = gatherInputs(*g, files, random, seed, numRandom);
   Backend& backend = getBackend(backendName);
   auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<Executable> exe = backend.compile(*g);
+  std::unique_ptr<Executable> exe = compile(*g, backend); // default pass pipeline
   double compileMs = msSince(start);
   fmt::print("@{} on {}: {} input(s) ({} random, seed {}), compiled in {:.2f} ms\n", g->name(),
              backend.name().str(), inputs.size(), numRandom, seed, compileMs);

@@ -66,6 +66,15 @@ std::optional<std::vector<std::string>> ArgParser::parse(llvm::ArrayRef<std::str
   return positionals;
 }
 
+std::optional<std::string> ArgParser::parseOneFile(llvm::ArrayRef<std::string> args) const {
+  auto positionals = parse(args);
+  if (!positionals)
+    return std::nullopt;
+  if (positionals->size() != 1)
+    throw UsageError(positionals->empty() ? "missing input FILE" : "expected exactly one FILE");
+  return positionals->front();
+}
+
 std::string ArgParser::help() const {
   std::string out = fmt::format("usage: {} [options] {}\n\n{}\n\noptions:\n", command_,
                                 positionals_, description_);

@@ -42,6 +42,9 @@ public:
   /// Parses `args` (the words after the subcommand). Returns the positional
   /// arguments, or nullopt when -h/--help was given. Throws UsageError.
   std::optional<std::vector<std::string>> parse(llvm::ArrayRef<std::string> args) const;
+  /// Like parse() for a command of one positional FILE: returns it, or nullopt when
+  /// -h/--help was given. Throws UsageError when there is no FILE or more than one.
+  std::optional<std::string> parseOneFile(llvm::ArrayRef<std::string> args) const;
 
   /// The --help text.
   std::string help() const;

@@ -27,8 +27,11 @@ struct Command {
 /// The subcommands, in --help order.
 llvm::ArrayRef<Command> commands();
 
-/// `graphc dump`: parse, verify and print a module (tools/DumpCommand.cpp).
+/// `graphc dump`: parse, verify and print a module, or print it between passes
+/// (tools/DumpCommand.cpp).
 int runDump(llvm::ArrayRef<std::string> args);
+/// `graphc opt`: run a pass pipeline and print the result (tools/OptCommand.cpp).
+int runOpt(llvm::ArrayRef<std::string> args);
 /// `graphc run`: run a graph with .npy or random inputs (tools/RunCommand.cpp).
 int runRun(llvm::ArrayRef<std::string> args);
 

@@ -129,13 +129,11 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
 
   std::vector<std::string> args(argsIn.begin(), argsIn.end());
   std::map<std::string, std::string> files = takeInputs(args);
-  auto positionals = parser.parse(args);
-  if (!positionals) {
+  std::optional<std::string> file = parser.parseOneFile(args);
+  if (!file) {
     fmt::print("{}", parser.help());
     return kExitOk;
   }
-  if (positionals->size() != 1)
-    throw UsageError(positionals->empty() ? "missing input FILE" : "expected exactly one FILE");
   uint64_t seed = 0;
   int64_t repeat = 0;
   if (llvm::StringRef(seedText).getAsInteger(10, seed))
@@ -143,17 +141,17 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
   if (llvm::StringRef(repeatText).getAsInteger(10, repeat) || repeat < 1)
     throw UsageError(fmt::format("--repeat '{}' is not a positive number", repeatText));
 
-  ir::Module module = loadModule(positionals->front());
+  ir::Module module = loadModule(*file);
   const ir::Graph* g = nullptr;
   if (!graphName.empty()) {
     g = module.find(graphName);
     if (!g)
-      throw Error(fmt::format("{} has no graph @{}", positionals->front(), graphName));
+      throw Error(fmt::format("{} has no graph @{}", *file, graphName));
   } else if (module.graphs.size() == 1) {
     g = module.graphs.front().get();
   } else {
-    throw UsageError(fmt::format("{} holds {} graphs; choose one with --graph",
-                                 positionals->front(), module.graphs.size()));
+    throw UsageError(
+        fmt::format("{} holds {} graphs; choose one with --graph", *file, module.graphs.size()));
   }
 
   int numRandom = 0;

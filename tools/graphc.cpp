@@ -20,7 +20,9 @@ namespace graphc::tools {
 
 llvm::ArrayRef<Command> commands() {
   static const Command table[] = {
-      {"dump", "parse, verify and print a .gir file (text or Graphviz)", runDump},
+      {"dump", "parse, verify and print a .gir file (text or Graphviz), or between passes",
+       runDump},
+      {"opt", "run passes on a .gir file and print the result", runOpt},
       {"run", "run a graph on a backend with .npy or random inputs", runRun},
   };
   return table;

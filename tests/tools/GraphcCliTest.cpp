@@ -61,6 +61,15 @@ TEST(GraphcCli, DumpUsageErrors) {
            {{"dump", kExample, "--format"}, "option --format needs a value"},
            {{"dump"}, "missing input FILE"},
            {{"dump", kExample, kExample}, "expected exactly one FILE"},
+           // --after and --passes (tests/tools/OptDumpTest.cpp has the working cases)
+           {{"dump", "--after=frob", kExample}, "unknown pass 'frob' (known: canonicalize"},
+           {{"dump", "--after=lower-linalg", "--passes=canonicalize", kExample},
+            "--after=lower-linalg: the pipeline (canonicalize) does not run it"},
+           {{"dump", "--passes=canonicalize", kExample}, "--passes needs --after"},
+           {{"dump", "--after=all", "--format=dot", kExample},
+            "--after and --facts print text, not --format=dot"},
+           {{"dump", "--facts", "--format=dot", kExample},
+            "--after and --facts print text, not --format=dot"},
        }) {
     ToolResult r = runGraphc(c.args);
     EXPECT_EQ(r.exitCode, 2) << r.describe();
@@ -87,9 +96,7 @@ TEST(GraphcCli, DumpPrintsTheExample) {
 
 TEST(GraphcCli, DumpReadsStandardInput) {
   ToolResult fromFile = runGraphc({"dump", kExample});
-  std::ifstream in(kExample);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ToolResult fromStdin = runGraphc({"dump", "-"}, text);
+  ToolResult fromStdin = runGraphc({"dump", "-"}, readFile(kExample));
   ASSERT_EQ(fromStdin.exitCode, 0) << fromStdin.describe();
   EXPECT_EQ(fromStdin.out, fromFile.out);
 }

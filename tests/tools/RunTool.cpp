@@ -31,12 +31,7 @@ struct TempFile {
     std::ofstream(path, std::ios::binary) << contents;
   }
   ~TempFile() { fs::remove(path); }
-  std::string read() const {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
+  std::string read() const { return readFile(path); }
 };
 
 /// In the child: redirect `fd` to `path`, or die.
@@ -88,6 +83,13 @@ ToolResult runGraphc(const std::vector<std::string>& args, const std::string& in
   r.out = out.read();
   r.err = err.read();
   return r;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 std::string sourcePath(const std::string& relative) {

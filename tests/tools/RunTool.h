@@ -28,6 +28,9 @@ struct ToolResult {
 ToolResult runGraphc(const std::vector<std::string>& args, const std::string& input = "",
                      unsigned timeoutSeconds = 30);
 
+/// The whole contents of the file at `path` ("" when it cannot be read).
+std::string readFile(const std::string& path);
+
 /// The repository root (GRAPHC_SOURCE_DIR) joined with `relative`.
 std::string sourcePath(const std::string& relative);
 

@@ -1,0 +1,237 @@
+//===- tests/tools/OptDumpTest.cpp - `graphc opt` and `dump --after` ------===//
+//
+// Runs the built binary on examples/enkf.gir (the EnKF update, whose C_yy + R is
+// SPD) and checks that `graphc opt` lowers the solve to a Cholesky with an LU
+// fallback, that --passes, --facts and --verify-each behave, that `graphc dump
+// --after=PASS|all` prints one block per pass of the pipeline under a header with
+// the pass's counters, and that GRAPHC_LOG=passes reports the counters on stderr.
+// Expected pass names and summaries come from the pass registry, so a new pass
+// needs no test edit.
+//
+//===----------------------------------------------------------------------===//
+#include "RunTool.h"
+
+#include "passes/PassManager.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <regex>
+#include <sstream>
+
+using namespace graphc::testing;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+namespace {
+
+const std::string kEnkf = sourcePath("examples/enkf.gir");
+
+/// The lines of `text` that start with `prefix`.
+std::vector<std::string> linesStartingWith(const std::string& text, llvm::StringRef prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (llvm::StringRef(line).startswith(prefix))
+      out.push_back(line);
+  return out;
+}
+
+/// The line of `text` that defines `%name` (starts with "  %name = "), or "".
+std::string definition(const std::string& text, const std::string& name) {
+  std::vector<std::string> lines = linesStartingWith(text, "  " + name + " = ");
+  return lines.empty() ? "" : lines.front();
+}
+
+/// Sets an environment variable for the life of the object (children inherit it).
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
+    setenv(name.c_str(), value, 1);
+  }
+  ~ScopedEnv() { unsetenv(name.c_str()); }
+};
+
+/// Runs graphc without GRAPHC_LOG, whatever the caller's environment says.
+ToolResult runQuiet(const std::vector<std::string>& args, const std::string& input = "") {
+  unsetenv("GRAPHC_LOG");
+  return runGraphc(args, input);
+}
+
+/// What `graphc dump -` prints for `text`; fails the test when it does not parse.
+std::string reparsed(const std::string& text) {
+  ToolResult r = runQuiet({"dump", "-"}, text);
+  EXPECT_EQ(r.exitCode, 0) << r.describe();
+  return r.out;
+}
+
+/// "  canonicalize  fold ..." rows for every registered pass are in `help`.
+void expectListsPasses(const std::string& help) {
+  ASSERT_FALSE(graphc::passes::registeredPasses().empty());
+  for (const graphc::passes::Pass& p : graphc::passes::registeredPasses())
+    EXPECT_THAT(help, testing::ContainsRegex("\n  " + p.name.str() + " +" + p.summary.str()))
+        << p.name.str();
+}
+
+/// The header of a `dump --after` block for `pass`: "// ----- after NAME: ".
+std::string afterHeader(llvm::StringRef pass) {
+  return "// ----- after " + pass.str() + ": ";
+}
+
+} // namespace
+
+TEST(GraphcOpt, HelpExplainsAndListsPasses) {
+  ToolResult r = runQuiet({"opt", "--help"});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_THAT(r.out, StartsWith("usage: graphc opt [options] FILE"));
+  for (const char* flag : {"--passes=A,B,...", "--verify-each", "--facts"})
+    EXPECT_THAT(r.out, HasSubstr(flag));
+  expectListsPasses(r.out);
+  EXPECT_THAT(runQuiet({"--help"}).out, HasSubstr("\n  opt "));
+}
+
+TEST(GraphcOpt, DefaultPipelineLowersTheSolveToCholesky) {
+  ToolResult r = runQuiet({"opt", kEnkf});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, StartsWith("graph @enkf("));
+  EXPECT_THAT(r.out,
+              testing::ContainsRegex(" = cholesky %[0-9a-z_]+ \\{fallback\\} : f64\\[6,6\\]"));
+  EXPECT_THAT(r.out, HasSubstr(" = triangular_solve "));
+  EXPECT_THAT(r.out, Not(HasSubstr(" = solve ")));
+  EXPECT_THAT(r.out, Not(HasSubstr("//"))) << "no facts unless asked";
+
+  // The output is .gir text: dumping it gives it back.
+  EXPECT_EQ(reparsed(r.out), r.out);
+}
+
+TEST(GraphcOpt, CanonicalizeAloneKeepsTheSolve) {
+  ToolResult r = runQuiet({"opt", "--passes=canonicalize", kEnkf});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_THAT(r.out, HasSubstr(" = solve "));
+  EXPECT_THAT(r.out, Not(HasSubstr("cholesky")));
+  // Spaced form, standard input.
+  ToolResult spaced = runQuiet({"opt", "--passes", "canonicalize", "-"}, readFile(kEnkf));
+  ASSERT_EQ(spaced.exitCode, 0) << spaced.describe();
+  EXPECT_EQ(spaced.out, r.out);
+}
+
+TEST(GraphcOpt, UnknownPassIsAUsageErrorListingTheKnownOnes) {
+  std::string known;
+  for (const graphc::passes::Pass& p : graphc::passes::registeredPasses())
+    known += (known.empty() ? "" : ", ") + p.name.str();
+  ToolResult r = runQuiet({"opt", "--passes=canonicalize,frob", kEnkf});
+  EXPECT_EQ(r.exitCode, 2) << r.describe();
+  EXPECT_THAT(r.err, HasSubstr("graphc opt: error: unknown pass 'frob' (known: " + known + ")"));
+  EXPECT_THAT(r.err, HasSubstr("Run 'graphc opt --help' for usage."));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(GraphcOpt, UsageAndInputErrors) {
+  EXPECT_EQ(runQuiet({"opt"}).exitCode, 2);
+  EXPECT_EQ(runQuiet({"opt", kEnkf, kEnkf}).exitCode, 2);
+  EXPECT_EQ(runQuiet({"opt", "--verify-each=yes", kEnkf}).exitCode, 2);
+  ToolResult bad =
+      runQuiet({"opt", "-"}, "graph @g(%x: f64[2]) {\n  %y = frob %x\n  return %y\n}\n");
+  EXPECT_EQ(bad.exitCode, 1) << bad.describe();
+  EXPECT_THAT(bad.err, StartsWith("<stdin>:2:8: error: "));
+}
+
+TEST(GraphcOpt, FactsShowWhyTheSolveWasLowered) {
+  ToolResult r = runQuiet({"opt", "--facts", kEnkf});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  // The Cholesky factors C_yy + R; that node must carry `spd`.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(" = cholesky (%[0-9a-z_]+) ")));
+  std::string sum = definition(r.out, m[1]);
+  EXPECT_THAT(sum, HasSubstr(" = add ")) << r.out;
+  EXPECT_THAT(sum, testing::ContainsRegex("// .*\\bspd\\b")) << r.out;
+  // The facts are comments: the text still parses, to the same graph as without them.
+  EXPECT_EQ(reparsed(r.out), runQuiet({"opt", kEnkf}).out);
+}
+
+TEST(GraphcOpt, VerifyEachIsAccepted) {
+  ToolResult r = runQuiet({"opt", "--verify-each", kEnkf});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_EQ(r.out, runQuiet({"opt", kEnkf}).out);
+  EXPECT_EQ(runQuiet({"dump", "--verify-each", "--after=all", kEnkf}).exitCode, 0);
+}
+
+TEST(GraphcOpt, EveryGraphOfAModule) {
+  const std::string two = "graph @a(%x: f64[2]) {\n  %y = neg %x\n  %z = neg %y\n  return %z\n}\n"
+                          "graph @b(%x: f64[2]) {\n  return %x\n}\n";
+  ToolResult r = runQuiet({"opt", "-"}, two);
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_THAT(r.out, HasSubstr("graph @a("));
+  EXPECT_THAT(r.out, HasSubstr("\n\ngraph @b("));
+  EXPECT_THAT(r.out, Not(HasSubstr("neg"))) << "double negation folds away";
+}
+
+TEST(GraphcOpt, LogSwitchPrintsTheCountersOnStderr) {
+  ToolResult quiet = runQuiet({"opt", kEnkf});
+  EXPECT_EQ(quiet.err, "");
+  ScopedEnv log("GRAPHC_LOG", "passes");
+  ToolResult r = runGraphc({"opt", kEnkf});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_EQ(r.out, quiet.out) << "logging goes to stderr only";
+  std::vector<std::string> lines = linesStartingWith(r.err, "[graphc] @enkf: ");
+  std::vector<const graphc::passes::Pass*> pipeline = graphc::passes::defaultPipeline();
+  ASSERT_EQ(lines.size(), pipeline.size()) << r.err;
+  for (size_t i = 0; i < lines.size(); ++i)
+    EXPECT_THAT(lines[i], StartsWith("[graphc] @enkf: " + pipeline[i]->name.str() + ": "));
+  EXPECT_THAT(r.err, testing::ContainsRegex("lower-linalg: [a-z -]+ [1-9]"))
+      << "lower-linalg counts what it lowered";
+}
+
+TEST(GraphcDump, AfterAllPrintsABlockPerPassInOrder) {
+  ToolResult r = runQuiet({"dump", "--after=all", kEnkf});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  std::vector<std::string> headers = linesStartingWith(r.out, "// -----");
+  std::vector<const graphc::passes::Pass*> pipeline = graphc::passes::defaultPipeline();
+  ASSERT_EQ(headers.size(), pipeline.size() + 1) << r.out;
+  EXPECT_EQ(headers[0], "// ----- input -----");
+  for (size_t i = 0; i < pipeline.size(); ++i) {
+    EXPECT_THAT(headers[i + 1], StartsWith(afterHeader(pipeline[i]->name)));
+    EXPECT_THAT(headers[i + 1], testing::EndsWith(" -----"));
+  }
+  EXPECT_EQ(linesStartingWith(r.out, "graph @enkf(").size(), headers.size());
+  EXPECT_THAT(r.out, StartsWith("// ----- input -----\ngraph @enkf("));
+  // The solve is there before lower-linalg and gone after it.
+  size_t lowered = r.out.find(afterHeader("lower-linalg"));
+  ASSERT_NE(lowered, std::string::npos);
+  EXPECT_THAT(r.out.substr(0, lowered), HasSubstr(" = solve "));
+  EXPECT_THAT(r.out.substr(lowered), Not(HasSubstr(" = solve ")));
+  EXPECT_THAT(r.out.substr(lowered), HasSubstr("{fallback}"));
+}
+
+TEST(GraphcDump, AfterOnePassPrintsOnlyItsBlock) {
+  ToolResult r = runQuiet({"dump", "--after=lower-linalg", kEnkf});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  std::vector<std::string> headers = linesStartingWith(r.out, "// -----");
+  ASSERT_EQ(headers.size(), 1u) << r.out;
+  EXPECT_THAT(headers[0], StartsWith(afterHeader("lower-linalg")));
+  EXPECT_THAT(headers[0], Not(HasSubstr("no change")));
+  EXPECT_THAT(r.out, StartsWith(headers[0] + "\ngraph @enkf("));
+  // A single block parses, and is what opt prints after the same passes.
+  EXPECT_EQ(reparsed(r.out), runQuiet({"opt", "--passes=canonicalize,lower-linalg", kEnkf}).out);
+}
+
+TEST(GraphcDump, AfterAPassThatRunsTwicePrintsBoth) {
+  ToolResult r =
+      runQuiet({"dump", "--after=canonicalize", "--passes=canonicalize,canonicalize", kEnkf});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  std::vector<std::string> headers = linesStartingWith(r.out, "// -----");
+  ASSERT_EQ(headers.size(), 2u) << r.out;
+  EXPECT_EQ(headers[1], afterHeader("canonicalize") + "no change -----") << "a fixed point";
+}
+
+TEST(GraphcDump, HelpDescribesAfter) {
+  ToolResult r = runQuiet({"dump", "--help"});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_THAT(r.out, HasSubstr("--after=PASS"));
+  expectListsPasses(r.out);
+}

@@ -1,0 +1,80 @@
+//===- tools/Pipeline.cpp - Pass pipelines of opt and dump ----------------===//
+#include "tools/Pipeline.h"
+
+#include "ir/Printer.h"
+#include "passes/Structure.h"
+#include "support/Error.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace graphc::tools {
+
+std::vector<const passes::Pass*> parsePassList(llvm::StringRef spec) {
+  try {
+    return passes::parsePipeline(spec);
+  } catch (const Error& e) {
+    throw UsageError(e.message()); // a bad pass name, like any bad option value
+  }
+}
+
+std::string pipelineSpelling(llvm::ArrayRef<const passes::Pass*> pipeline) {
+  std::vector<std::string> names;
+  for (const passes::Pass* p : pipeline)
+    names.push_back(p->name.str());
+  return fmt::format("{}", fmt::join(names, ","));
+}
+
+void PipelineFlags::declare(ArgParser& parser) {
+  parser.option("passes", "A,B,...",
+                fmt::format("the passes to run, in order (default: {})",
+                            pipelineSpelling(passes::defaultPipeline())),
+                &passes_);
+  parser.flag("verify-each",
+              fmt::format("verify the graph after every pass ({} by default in this build)",
+                          verifyEach_ ? "on" : "off"),
+              &verifyEach_);
+  parser.flag("facts", "print each node's proven structure as a comment (// spd)", &facts_);
+}
+
+std::vector<const passes::Pass*> PipelineFlags::pipeline() const {
+  return passes_.empty() ? passes::defaultPipeline() : parsePassList(passes_);
+}
+
+ir::Module PipelineFlags::run(const ir::Module& module, const BeforeGraph& beforeGraph,
+                              const decltype(passes::PipelineOptions::afterPass)& afterPass) const {
+  std::vector<const passes::Pass*> passes = pipeline();
+  passes::PipelineOptions options;
+  options.verifyEach = verifyEach_;
+  options.afterPass = afterPass;
+  ir::Module out;
+  for (const auto& g : module.graphs) {
+    if (beforeGraph)
+      beforeGraph(*g);
+    out.graphs.push_back(passes::runPipeline(*g, passes, options));
+  }
+  return out;
+}
+
+std::string describePasses() {
+  size_t width = 0;
+  for (const passes::Pass& p : passes::registeredPasses())
+    width = std::max(width, p.name.size());
+  std::vector<std::string> lines;
+  for (const passes::Pass& p : passes::registeredPasses())
+    lines.push_back(fmt::format("  {:<{}}  {}", p.name.str(), width, p.summary.str()));
+  return fmt::format("{}", fmt::join(lines, "\n"));
+}
+
+std::string printGraphText(const ir::Graph& g, bool facts) {
+  return facts ? passes::printWithStructure(g) : ir::printGraph(g);
+}
+
+std::string printModuleText(const ir::Module& m, bool facts) {
+  std::string out;
+  for (const auto& g : m.graphs)
+    out += (out.empty() ? "" : "\n") + printGraphText(*g, facts);
+  return out;
+}
+
+} // namespace graphc::tools

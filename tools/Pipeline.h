@@ -1,0 +1,64 @@
+//===- tools/Pipeline.h - Pass pipelines of opt and dump ------*- C++ -*-===//
+//
+// `graphc opt` and `graphc dump --after=PASS` both run a pass pipeline over every
+// graph of a module. PipelineFlags declares their shared flags (--passes,
+// --verify-each, --facts), turns them into passes::PipelineOptions and runs the
+// passes; printGraphText prints a graph with or without its proven structure.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "passes/PassManager.h"
+#include "tools/ArgParser.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace graphc::tools {
+
+/// The pipeline flags shared by `graphc opt` and `graphc dump`.
+class PipelineFlags {
+public:
+  /// Called with each input graph before its passes run.
+  using BeforeGraph = std::function<void(const ir::Graph&)>;
+
+  /// Declares --passes, --verify-each and --facts on `parser`.
+  void declare(ArgParser& parser);
+
+  /// True when --passes was given.
+  bool passesGiven() const { return !passes_.empty(); }
+  /// True when --facts was given.
+  bool facts() const { return facts_; }
+  /// The passes to run: those of --passes, or the default pipeline. Throws
+  /// UsageError naming an unknown pass and listing the registered ones.
+  std::vector<const passes::Pass*> pipeline() const;
+
+  /// Runs the pipeline on every graph of `module` and returns the results. Calls
+  /// `beforeGraph` with each input graph, then `afterPass` after each pass.
+  ir::Module run(const ir::Module& module, const BeforeGraph& beforeGraph = {},
+                 const decltype(passes::PipelineOptions::afterPass)& afterPass = {}) const;
+
+private:
+  std::string passes_;
+  bool verifyEach_ = passes::PipelineOptions::kDebugBuild;
+  bool facts_ = false;
+};
+
+/// The passes named in `spec` ("a,b,c"). Throws UsageError naming an unknown pass
+/// and listing the registered ones.
+std::vector<const passes::Pass*> parsePassList(llvm::StringRef spec);
+
+/// "canonicalize,lower-linalg,canonicalize": the names of `pipeline`.
+std::string pipelineSpelling(llvm::ArrayRef<const passes::Pass*> pipeline);
+
+/// "  canonicalize  fold constants, ..." — one line per registered pass, for --help.
+std::string describePasses();
+
+/// The text of `g`, with each node's proven structure as a trailing comment when
+/// `facts` is set (`// spd`).
+std::string printGraphText(const ir::Graph& g, bool facts);
+/// The text of every graph of `m`, separated by blank lines (see printGraphText).
+std::string printModuleText(const ir::Module& m, bool facts);
+
+} // namespace graphc::tools

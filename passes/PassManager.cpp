@@ -5,6 +5,7 @@
 #include "ir/Verifier.h"
 #include "passes/Canonicalize.h"
 #include "passes/LowerLinalg.h"
+#include "passes/MatmulChains.h"
 #include "passes/Rewrite.h"
 
 #include <cstdlib>
@@ -17,11 +18,13 @@ namespace {
 /// Every pass, once.
 const Pass kPasses[] = {
     {"canonicalize", "fold constants, drop identities, CSE and DCE", canonicalize},
+    {"matmul-chains", "re-associate matmul chains when another order costs much less",
+     reassociateMatmuls},
     {"lower-linalg", "lower solves by structure: Cholesky, triangular, Woodbury, LU", lowerLinalg},
 };
 
 /// The passes graphc runs by default, in order.
-constexpr const char* kDefaultPipeline = "canonicalize,lower-linalg,canonicalize";
+constexpr const char* kDefaultPipeline = "canonicalize,matmul-chains,lower-linalg,canonicalize";
 
 bool logEnabled() {
   const char* log = std::getenv("GRAPHC_LOG");

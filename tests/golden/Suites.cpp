@@ -9,6 +9,7 @@
 #include "ir/Printer.h"
 #include "passes/Canonicalize.h"
 #include "passes/LowerLinalg.h"
+#include "passes/MatmulChains.h"
 #include "passes/Structure.h"
 
 namespace graphc::golden {
@@ -26,6 +27,8 @@ static std::string runPass(ir::Module& m, std::unique_ptr<ir::Graph> (*pass)(con
 }
 
 GRAPHC_GOLDEN_SUITE(canonicalize, [](ir::Module& m) { return runPass(m, passes::canonicalize); });
+GRAPHC_GOLDEN_SUITE(matmul_chains,
+                    [](ir::Module& m) { return runPass(m, passes::reassociateMatmuls); });
 GRAPHC_GOLDEN_SUITE(lower_linalg, [](ir::Module& m) { return runPass(m, passes::lowerLinalg); });
 
 GRAPHC_GOLDEN_SUITE(structure, [](ir::Module& m) {

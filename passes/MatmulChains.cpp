@@ -1,0 +1,93 @@
+//===- passes/MatmulChains.cpp - Cheaper association of matmul chains -----===//
+#include "passes/MatmulChains.h"
+
+#include "passes/Match.h"
+#include "passes/Rewrite.h"
+
+namespace graphc::passes {
+namespace {
+
+using ir::Attrs;
+using ir::Node;
+using ir::Op;
+using ir::Value;
+
+/// `core` times (or divided by) a uniform scalar, as found in the source graph.
+struct Scaled {
+  Value core;
+  Op scaleOp = Op::Mul; ///< Mul or Div; meaningful when `scale` is set
+  std::optional<double> scale;
+};
+
+Scaled peelUniformScale(Value v) {
+  const Node* n = v.node;
+  if (n->op() == Op::Mul || n->op() == Op::Div) {
+    std::optional<double> c1 = uniformValue(n->operand(1));
+    if (c1)
+      return {n->operand(0), n->op(), c1};
+    std::optional<double> c0 = uniformValue(n->operand(0));
+    if (c0 && n->op() == Op::Mul)
+      return {n->operand(1), Op::Mul, c0};
+  }
+  return {v};
+}
+
+/// Rows and columns of a matmul operand as the product sees it.
+std::pair<int64_t, int64_t> dims(Value v, bool transposed) {
+  const ir::TensorType& t = v.type();
+  int64_t r = t.shape[t.rank() - 2], c = t.shape[t.rank() - 1];
+  return transposed ? std::pair{c, r} : std::pair{r, c};
+}
+
+class Reassociator {
+public:
+  Reassociator(const ir::Graph& g, PassStats& stats) : uses_(g.nodes().size()), stats_(stats) {
+    std::vector<bool> live = liveNodes(g);
+    for (const Node* n : g.nodes())
+      if (live[n->id()])
+        for (Value v : n->operands())
+          ++uses_[v.node->id()];
+    for (Value v : g.outputs())
+      ++uses_[v.node->id()];
+  }
+
+  std::optional<ValueList> operator()(Rewriter& rw, const Node& n) {
+    if (n.op() != Op::Matmul || n.attrs().flag("transpose_a"))
+      return std::nullopt;
+    Value a = n.operand(0), b = n.operand(1);
+    Scaled s = peelUniformScale(a);
+    const Node* inner = s.core.node;
+    if (inner->op() != Op::Matmul || uses_[inner->id()] != 1 ||
+        (s.scale && uses_[a.node->id()] != 1))
+      return std::nullopt;
+    Value x = inner->operand(0), y = inner->operand(1);
+    bool ta = inner->attrs().flag("transpose_a"), tb = inner->attrs().flag("transpose_b");
+    bool tb2 = n.attrs().flag("transpose_b");
+    auto [m, k] = dims(x, ta);
+    int64_t p = dims(y, tb).second, q = dims(b, tb2).second;
+    double leftFirst = 2.0 * m * k * p + 2.0 * m * p * q;  // (X*Y)*B
+    double rightFirst = 2.0 * k * p * q + 2.0 * m * k * q; // X*(Y*B)
+    if (2 * rightFirst > leftFirst)
+      return std::nullopt;
+    stats_.count("reassociated");
+    Value yb = rw.apply(Op::Matmul, {rw.map(y), rw.map(b)},
+                        Attrs{{"transpose_a", tb}, {"transpose_b", tb2}});
+    Value out = rw.apply(Op::Matmul, {rw.map(x), yb}, Attrs{{"transpose_a", ta}});
+    if (s.scale)
+      out = rw.apply(s.scaleOp, {out, rw.full(*s.scale, out.type())});
+    return ValueList{out};
+  }
+
+private:
+  std::vector<unsigned> uses_; // by source node id
+  PassStats& stats_;
+};
+
+} // namespace
+
+std::unique_ptr<ir::Graph> reassociateMatmuls(const ir::Graph& g, PassStats& stats) {
+  Reassociator r(g, stats);
+  return rewrite(g, [&](Rewriter& rw, const Node& n) { return r(rw, n); });
+}
+
+} // namespace graphc::passes

@@ -91,4 +91,30 @@ Tensor trace(const Tensor& a, SrcLoc loc) {
   return detail::emit1(ir::Op::Trace, {a}, {}, loc);
 }
 
+Tensor syrk(const Tensor& x, bool transpose, SrcLoc loc) {
+  ir::Attrs attrs;
+  attrs.set("transpose", transpose);
+  return detail::emit1(ir::Op::Syrk, {x}, attrs, loc);
+}
+
+Tensor assume_spd(const Tensor& a, SrcLoc loc) {
+  return detail::emit1(ir::Op::AssumeSpd, {a}, {}, loc);
+}
+
+Tensor assume_symmetric(const Tensor& a, SrcLoc loc) {
+  return detail::emit1(ir::Op::AssumeSymmetric, {a}, {}, loc);
+}
+
+Tensor assume_lower(const Tensor& a, SrcLoc loc) {
+  return detail::emit1(ir::Op::AssumeLower, {a}, {}, loc);
+}
+
+Tensor assume_upper(const Tensor& a, SrcLoc loc) {
+  return detail::emit1(ir::Op::AssumeUpper, {a}, {}, loc);
+}
+
+Tensor assume_diagonal(const Tensor& a, SrcLoc loc) {
+  return detail::emit1(ir::Op::AssumeDiagonal, {a}, {}, loc);
+}
+
 } // namespace graphc

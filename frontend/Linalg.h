@@ -68,4 +68,28 @@ Tensor logdet(const Tensor& a, SrcLoc loc = SrcLoc::current());
 /// The sum of the diagonal (batch shape).
 Tensor trace(const Tensor& a, SrcLoc loc = SrcLoc::current());
 
+/// x * x' for x [..., n, k], or x' * x with `transpose` (x [..., k, n]): the full
+/// symmetric [..., n, n] product through BLAS syrk. matmul(x, x, {.transpose_b = true})
+/// compiles to the same.
+Tensor syrk(const Tensor& x, bool transpose = false, SrcLoc loc = SrcLoc::current());
+
+/// Structure assertions on square matrices [..., n, n] (any numeric dtype). Each
+/// returns `a` unchanged and tells the compiler a fact it cannot prove about a
+/// run-time matrix, so that a solve picks the method that fact allows:
+///
+///   Tensor x = solve(assume_spd(cov), b); // Cholesky instead of LU
+///
+/// The assertion is trusted, not checked: a false one gives wrong results, except
+/// assume_spd, whose Cholesky fails on a matrix that is not positive definite and
+/// falls back to LU (only the lower triangle is read, so the matrix must be symmetric).
+Tensor assume_spd(const Tensor& a, SrcLoc loc = SrcLoc::current());
+/// Asserts a == a'.
+Tensor assume_symmetric(const Tensor& a, SrcLoc loc = SrcLoc::current());
+/// Asserts zeros above the diagonal.
+Tensor assume_lower(const Tensor& a, SrcLoc loc = SrcLoc::current());
+/// Asserts zeros below the diagonal.
+Tensor assume_upper(const Tensor& a, SrcLoc loc = SrcLoc::current());
+/// Asserts zeros off the diagonal.
+Tensor assume_diagonal(const Tensor& a, SrcLoc loc = SrcLoc::current());
+
 } // namespace graphc

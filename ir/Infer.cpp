@@ -122,8 +122,8 @@ TensorType checkSource(Op op, const Rule& rule, const Attrs& attrs,
   return t;
 }
 
-TensorType inferElementwise(Op op, OpKind kind, const Rule& rule,
-                            llvm::ArrayRef<TensorType> xs, const Attrs& attrs) {
+TensorType inferElementwise(Op op, OpKind kind, const Rule& rule, llvm::ArrayRef<TensorType> xs,
+                            const Attrs& attrs) {
   requireSameShapes(rule, xs);
   const TensorType& x = xs[0];
   switch (kind) {
@@ -219,8 +219,8 @@ TensorType inferShapeOp(Op op, const Rule& rule, llvm::ArrayRef<TensorType> xs,
       requireSameDType(rule, x, t);
       rule.require(t.rank() == x.rank(), "operand ranks differ");
       for (int64_t i = 0; i < x.rank(); ++i)
-        rule.require(i == axis || t.shape[i] == x.shape[i],
-                     "operand shapes differ outside axis {}", axis);
+        rule.require(i == axis || t.shape[i] == x.shape[i], "operand shapes differ outside axis {}",
+                     axis);
       out.shape[axis] += t.shape[axis];
     }
     return out;
@@ -253,8 +253,8 @@ TensorType inferReduce(Op op, const Rule& rule, const TensorType& x, const Attrs
   rule.require(isNumeric(x.dtype), "needs a numeric operand");
   rule.require(!needsFloat(op) || isFloat(x.dtype), "needs a floating-point operand");
   for (size_t i = 0; i < axes.size(); ++i) {
-    rule.require(axes[i] >= 0 && axes[i] < x.rank(), "axis {} is out of range for rank {}",
-                 axes[i], x.rank());
+    rule.require(axes[i] >= 0 && axes[i] < x.rank(), "axis {} is out of range for rank {}", axes[i],
+                 x.rank());
     rule.require(i == 0 || axes[i] > axes[i - 1], "axes={} must be strictly increasing",
                  shapeString(axes));
   }
@@ -275,8 +275,12 @@ TensorType inferReduce(Op op, const Rule& rule, const TensorType& x, const Attrs
 llvm::ArrayRef<int64_t> batchDims(const TensorType& t) {
   return llvm::ArrayRef<int64_t>(t.shape).drop_back(2);
 }
-int64_t rows(const TensorType& t) { return t.shape[t.rank() - 2]; }
-int64_t cols(const TensorType& t) { return t.shape[t.rank() - 1]; }
+int64_t rows(const TensorType& t) {
+  return t.shape[t.rank() - 2];
+}
+int64_t cols(const TensorType& t) {
+  return t.shape[t.rank() - 1];
+}
 
 TensorType withMatrix(const TensorType& like, int64_t m, int64_t n) {
   TensorType t(like.dtype, batchDims(like));
@@ -285,8 +289,7 @@ TensorType withMatrix(const TensorType& like, int64_t m, int64_t n) {
   return t;
 }
 
-TypeList inferLinalg(Op op, const Rule& rule, llvm::ArrayRef<TensorType> xs,
-                     const Attrs& attrs) {
+TypeList inferLinalg(Op op, const Rule& rule, llvm::ArrayRef<TensorType> xs, const Attrs& attrs) {
   const TensorType& a = xs[0];
   rule.require(a.rank() >= 2, "needs matrices (rank >= 2)");
   if (op != Op::Trace)
@@ -309,8 +312,8 @@ TypeList inferLinalg(Op op, const Rule& rule, llvm::ArrayRef<TensorType> xs,
   }
   case Op::Solve:
     rule.require(square, "the matrix must be square");
-    rule.require(rows(xs[1]) == rows(a), "right-hand side has {} rows, the matrix {}",
-                 rows(xs[1]), rows(a));
+    rule.require(rows(xs[1]) == rows(a), "right-hand side has {} rows, the matrix {}", rows(xs[1]),
+                 rows(a));
     return {xs[1]};
   case Op::TriangularSolve: {
     rule.require(square, "the matrix must be square");
@@ -337,10 +340,22 @@ TypeList inferLinalg(Op op, const Rule& rule, llvm::ArrayRef<TensorType> xs,
   case Op::Trace:
     rule.require(isNumeric(a.dtype), "needs a numeric matrix");
     return {TensorType(a.dtype, batchDims(a))};
+  case Op::Syrk: {
+    int64_t n = attrs.flag("transpose") ? cols(a) : rows(a);
+    return {withMatrix(a, n, n)};
+  }
   default:
     break;
   }
   rule.fail("not a linear-algebra op");
+}
+
+/// assume_*: the identity on square numeric matrices.
+TensorType inferAssume(const Rule& rule, const TensorType& a) {
+  rule.require(a.rank() >= 2, "needs matrices (rank >= 2)");
+  rule.require(isNumeric(a.dtype), "needs a numeric matrix");
+  rule.require(rows(a) == cols(a), "the matrix must be square");
+  return a;
 }
 
 } // namespace
@@ -371,8 +386,8 @@ void checkAttrs(Op op, const Attrs& attrs) {
   }
   for (const AttrSpec& spec : info.attrs)
     if (!spec.optional && spec.kind != AttrKind::Bool && !attrs.has(spec.name))
-      throw Error(fmt::format("{}: missing attribute '{}' ({})", info.name.str(),
-                              spec.name.str(), attrKindName(spec.kind).str()));
+      throw Error(fmt::format("{}: missing attribute '{}' ({})", info.name.str(), spec.name.str(),
+                              attrKindName(spec.kind).str()));
 }
 
 TypeList inferTypes(Op op, llvm::ArrayRef<TensorType> operands, const Attrs& attrs,
@@ -399,6 +414,9 @@ TypeList inferTypes(Op op, llvm::ArrayRef<TensorType> operands, const Attrs& att
     break;
   case OpKind::Linalg:
     out = inferLinalg(op, rule, operands, attrs);
+    break;
+  case OpKind::Assume:
+    out = {inferAssume(rule, operands[0])};
     break;
   default:
     out = {inferElementwise(op, info.kind, rule, operands, attrs)};

@@ -33,6 +33,7 @@ enum class OpKind : uint8_t {
   Shape,   ///< data movement
   Reduce,  ///< reduction over axes
   Linalg,  ///< matrix ops, batched over leading axes
+  Assume,  ///< identity on square matrices asserting a structure (assume_spd, ...)
 };
 
 /// One entry of an op's attribute schema.
@@ -45,8 +46,8 @@ struct AttrSpec {
 /// The static description of an op.
 struct OpInfo {
   Op op;
-  llvm::StringRef name;     ///< text spelling
-  int numOperands;          ///< -1: variadic (at least one)
+  llvm::StringRef name; ///< text spelling
+  int numOperands;      ///< -1: variadic (at least one)
   int numResults;
   OpKind kind;
   llvm::ArrayRef<AttrSpec> attrs;
@@ -55,7 +56,9 @@ struct OpInfo {
 /// The description of `op`.
 const OpInfo& opInfo(Op op);
 /// The text spelling of `op`.
-inline llvm::StringRef opName(Op op) { return opInfo(op).name; }
+inline llvm::StringRef opName(Op op) {
+  return opInfo(op).name;
+}
 /// The op spelled `name`, if any.
 std::optional<Op> parseOpName(llvm::StringRef name);
 /// All ops, in table order.

@@ -163,6 +163,9 @@ private:
     default:
       break;
     }
+    // assume_X(assume_X(a)) -> assume_X(a); other assumes carry information and stay.
+    if (n.kind() == ir::OpKind::Assume && xs[0].node->op() == n.op())
+      return xs[0];
     return std::nullopt;
   }
 
@@ -179,6 +182,8 @@ private:
         return inner->operand(0);
       return rw.apply(Op::Transpose, {inner->operand(0)}, Attrs{{"perm", composed}});
     }
+    if (inner->op() == Op::Syrk && swapsMatrixAxes(perm)) // syrk is symmetric
+      return x;
     if (inner->op() == Op::Matmul && swapsMatrixAxes(perm)) { // (op(A) op(B))' = op(B)' op(A)'
       bool ta = inner->attrs().flag("transpose_a"), tb = inner->attrs().flag("transpose_b");
       return rw.apply(Op::Matmul, {inner->operand(1), inner->operand(0)},

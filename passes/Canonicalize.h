@@ -5,7 +5,9 @@
 //  - drops identities: x+0, x-0, x*1, x/1, pow(x,1), neg(neg x), no-op reshape /
 //    broadcast_to / transpose / cast, reshape and broadcast chains;
 //  - composes transposes, and moves matrix transposes into matmul flags, including
-//    (A*B)' = B'*A';
+//    (A*B)' = B'*A', and drops the transpose of a syrk (symmetric);
+//  - collapses a repeated assertion, assume_X(assume_X a) -> assume_X a; other
+//    assume_* ops carry information and stay;
 //  - CSE and DCE come with the rebuild (passes/Rewrite.h).
 // Sound for IEEE values: nothing is simplified that could change a NaN or an inf
 // (no x*0 -> 0, no x-x -> 0).

@@ -61,17 +61,10 @@ std::optional<LowRankPlusDiagonal> matchLowRankPlusDiagonal(const StructureMap& 
     if (facts[p].lowRank == 0 || !facts[d].has(S::Diagonal | S::SPD))
       continue;
     double scale = 1;
-    Value gram = peelScale(p, scale);
-    if (gram.node->op() != Op::Matmul)
+    std::optional<Gram> gram = matchGram(*peelScale(p, scale).node);
+    if (!gram)
       continue;
-    bool fa, fb;
-    Value x = peelMatrixTranspose(gram.node->operand(0), fa);
-    Value y = peelMatrixTranspose(gram.node->operand(1), fb);
-    bool ta = fa != gram.node->attrs().flag("transpose_a");
-    bool tb = fb != gram.node->attrs().flag("transpose_b");
-    if (x != y || ta == tb)
-      continue;
-    return LowRankPlusDiagonal{x, ta, scale, d};
+    return LowRankPlusDiagonal{gram->factor, gram->transposed, scale, d};
   }
   return std::nullopt;
 }
@@ -95,6 +88,12 @@ public:
         b = rw.apply(Op::Transpose, {b}, Attrs{{"perm", matrixSwap(b.type().rank())}});
       return ValueList{solve(rw, n.operand(0).node->operand(0), b)};
     }
+    if (n.op() == Op::Matmul)
+      if (std::optional<Gram> g = matchGram(n)) {
+        stats_.count("syrk");
+        return ValueList{
+            rw.apply(Op::Syrk, {rw.map(g->factor)}, Attrs{{"transpose", g->transposed}})};
+      }
     return std::nullopt;
   }
 

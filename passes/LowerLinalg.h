@@ -4,6 +4,10 @@
 // graph proves (passes/Structure.h). Each rule is a match + expand:
 //
 //   matmul(inverse(A), B)       -> solve(A, B)
+//   matmul(X, X) {transpose_b}  -> syrk(X)  (X*X', and X'*X -> syrk(X) {transpose});
+//                                  here rather than in canonicalize, so the structure
+//                                  rules see both spellings and the pass that picks
+//                                  library calls picks this one too
 //   solve(identity, B)          -> B
 //   solve(diagonal D, B)        -> B / diag_part(D)
 //   solve(triangular T, B)      -> triangular_solve(T, B)
@@ -29,7 +33,7 @@ namespace graphc::passes {
 /// Cholesky of the n x n matrix.
 bool woodburyPays(int64_t n, int64_t k, int64_t m);
 
-/// The lower-linalg pass. Counts "inverse-to-solve", "identity", "diagonal",
+/// The lower-linalg pass. Counts "inverse-to-solve", "syrk", "identity", "diagonal",
 /// "triangular", "woodbury" and "cholesky" rewrites.
 std::unique_ptr<ir::Graph> lowerLinalg(const ir::Graph& g, PassStats& stats);
 

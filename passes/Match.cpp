@@ -29,6 +29,26 @@ Value peelMatrixTranspose(Value v, bool& flipped) {
   return flipped ? n->operand(0) : v;
 }
 
+int64_t Gram::rank() const {
+  const ir::TensorType& x = factor.type();
+  return x.shape[x.rank() - (transposed ? 2 : 1)];
+}
+
+std::optional<Gram> matchGram(const Node& n) {
+  if (n.op() == Op::Syrk)
+    return Gram{n.operand(0), n.attrs().flag("transpose")};
+  if (n.op() != Op::Matmul)
+    return std::nullopt;
+  bool fa, fb;
+  Value a = peelMatrixTranspose(n.operand(0), fa);
+  Value b = peelMatrixTranspose(n.operand(1), fb);
+  bool ta = fa != n.attrs().flag("transpose_a");
+  bool tb = fb != n.attrs().flag("transpose_b");
+  if (a != b || ta == tb)
+    return std::nullopt;
+  return Gram{a, ta};
+}
+
 std::optional<double> uniformValue(Value v) {
   const Node* n = v.node;
   switch (n->op()) {

@@ -15,6 +15,17 @@ bool swapsMatrixAxes(const std::vector<int64_t>& perm);
 /// Where `v` is transpose(x) swapping the last two axes: x, with `flipped` set.
 /// Otherwise `v` itself, with `flipped` cleared.
 ir::Value peelMatrixTranspose(ir::Value v, bool& flipped);
+/// A Gram matrix: X*X' (transposed = false) or X'*X (transposed = true).
+struct Gram {
+  ir::Value factor; ///< X
+  bool transposed;
+  /// The inner dimension k: the rank bound of the product.
+  int64_t rank() const;
+};
+/// Where `n` is syrk(X), or matmul(X, X) with exactly one side transposed (by a
+/// flag or a transpose op): X and which product.
+std::optional<Gram> matchGram(const ir::Node& n);
+
 /// The value every element of `v` has, when known at compile time (a `full`, a
 /// uniform `constant`, or one seen through broadcast_to / reshape / transpose).
 std::optional<double> uniformValue(ir::Value v);

@@ -106,6 +106,8 @@ public:
 
 private:
   Structure single(const Node& n) {
+    if (n.kind() == ir::OpKind::Assume)
+      return assumed(n);
     switch (n.op()) {
     case Op::Full:
       return fromScalar(n.attrs().getFloat("value"), n.type());
@@ -131,6 +133,8 @@ private:
       return div(of(n.operand(0)), of(n.operand(1)));
     case Op::Matmul:
       return matmul(n);
+    case Op::Syrk:
+      return gram(matchGram(n)->rank());
     case Op::Diag:
       return diag(of(n.operand(0)));
     case Op::Tril:
@@ -294,24 +298,36 @@ private:
   }
 
   Structure matmul(const Node& n) {
-    bool fa, fb;
-    Value a = peelMatrixTranspose(n.operand(0), fa);
-    Value b = peelMatrixTranspose(n.operand(1), fb);
-    bool ta = fa != n.attrs().flag("transpose_a");
-    bool tb = fb != n.attrs().flag("transpose_b");
     Structure s;
-    if (a == b && ta != tb) { // X*X' or X'*X: a Gram matrix
-      const TensorType& x = a.type();
-      int64_t k = ta ? x.shape[x.rank() - 2] : x.shape[x.rank() - 1];
-      s.props = S::PSD;
-      s.lowRank = k;
-    }
+    if (std::optional<Gram> g = matchGram(n)) // X*X' or X'*X
+      s = gram(g->rank());
     Structure sa = of(n.operand(0)), sb = of(n.operand(1));
     if (n.attrs().flag("transpose_a"))
       sa = transposed(sa);
     if (n.attrs().flag("transpose_b"))
       sb = transposed(sb);
     s.props |= sa.props & sb.props & (S::Lower | S::Upper | S::Diagonal);
+    return s;
+  }
+
+  /// A Gram matrix of rank <= k: PSD (normalize() drops the rank when k >= n).
+  static Structure gram(int64_t k) {
+    Structure s{S::PSD};
+    s.lowRank = k;
+    return s;
+  }
+
+  /// assume_*: the operand's facts plus the asserted one (the user's word).
+  Structure assumed(const Node& n) {
+    static constexpr std::pair<Op, uint16_t> kAsserted[] = {{Op::AssumeSpd, S::SPD},
+                                                            {Op::AssumeSymmetric, S::Symmetric},
+                                                            {Op::AssumeLower, S::Lower},
+                                                            {Op::AssumeUpper, S::Upper},
+                                                            {Op::AssumeDiagonal, S::Diagonal}};
+    Structure s = of(n.operand(0));
+    for (auto [op, fact] : kAsserted)
+      if (n.op() == op)
+        s.props |= fact;
     return s;
   }
 

@@ -7,7 +7,9 @@
 // rules need (`0.1*I`, `diag(exp(v))`, `X*X'/(N-1)`).
 //
 // The analysis is sound, not complete: a property is claimed only when it follows
-// from the graph. A parameter is a plain matrix.
+// from the graph. A parameter is a plain matrix unless the user asserts structure
+// with an assume_* op (assume_spd, assume_symmetric, assume_lower, assume_upper,
+// assume_diagonal), whose fact is taken on trust.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

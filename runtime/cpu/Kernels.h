@@ -6,7 +6,8 @@
 //   Elementwise.cpp  sources (constant, full, iota, eye) and elementwise ops
 //   ShapeOps.cpp     broadcast_to, reshape, transpose, slice, concat, diag, ...
 //   Reduce.cpp       sum, mean, max, min, prod, argmax, argmin
-//   Linalg.cpp       matmul, solve, cholesky, ... through BLAS/LAPACK
+//   Linalg.cpp       matmul, syrk, solve, cholesky, ... through BLAS/LAPACK
+// The assume_* ops need no kernel: CpuBackend.cpp passes their operand through.
 // Kernels never write into their operands: arrays are immutable once made, so a
 // result may share an operand's memory (a reshape does).
 //

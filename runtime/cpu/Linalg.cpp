@@ -32,6 +32,7 @@ using ir::Op;
 template <typename T> struct Lapack;
 template <> struct Lapack<float> {
   static constexpr auto gemm = cblas_sgemm;
+  static constexpr auto syrk = cblas_ssyrk;
   static constexpr auto trsm = cblas_strsm;
   static constexpr auto getrf = LAPACKE_sgetrf;
   static constexpr auto getrs = LAPACKE_sgetrs;
@@ -42,6 +43,7 @@ template <> struct Lapack<float> {
 };
 template <> struct Lapack<double> {
   static constexpr auto gemm = cblas_dgemm;
+  static constexpr auto syrk = cblas_dsyrk;
   static constexpr auto trsm = cblas_dtrsm;
   static constexpr auto getrf = LAPACKE_dgetrf;
   static constexpr auto getrs = LAPACKE_dgetrs;
@@ -106,6 +108,26 @@ template <typename T> Array matmul(const Step& s, const Array& a, const Array& b
     Lapack<T>::gemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     mc.rows, mc.cols, k, T(1), ma.item<T>(a, i), ma.ld(), mb.item<T>(b, i), mb.ld(),
                     T(0), mc.item<T>(c, i), mc.ld());
+  return c;
+}
+
+/// syrk: X*X' (or X'*X with `transpose`); BLAS fills the lower triangle, which is
+/// then mirrored so the result is the full symmetric matrix.
+template <typename T> Array syrk(const Step& s, const Array& x) {
+  bool trans = s.attrs.flag("transpose");
+  Matrices mx(x), mc(s.type().shape);
+  int64_t n = mc.rows, k = trans ? mx.rows : mx.cols;
+  Array c = Array::zeros(s.type().dtype, s.type().shape);
+  if (mc.size() == 0 || k == 0)
+    return c;
+  for (int64_t b = 0; b < mc.batch; ++b) {
+    T* pc = mc.item<T>(c, b);
+    Lapack<T>::syrk(CblasRowMajor, CblasLower, trans ? CblasTrans : CblasNoTrans, n, k, T(1),
+                    mx.item<T>(x, b), mx.ld(), T(0), pc, mc.ld());
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = i + 1; j < n; ++j)
+        pc[i * n + j] = pc[j * n + i];
+  }
   return c;
 }
 
@@ -290,6 +312,8 @@ Arrays runLinalg(const Step& s, llvm::ArrayRef<Array> xs) {
     switch (s.op) {
     case Op::Matmul:
       return {matmul<T>(s, xs[0], xs[1])};
+    case Op::Syrk:
+      return {syrk<T>(s, xs[0])};
     case Op::Solve:
       return {solve<T>(s, xs[0], xs[1])};
     case Op::Cholesky:

@@ -149,6 +149,8 @@ std::set<ir::Op> opsOfEveryFunction() {
     auto [p, l, u] = lu(x);
     auto [q, r] = qr(x);
     outs.insert(outs.end(), {p, l, u, q, r, det(x), logdet(x), trace(x)});
+    outs.push_back(syrk(x, true) + assume_spd(m) + assume_symmetric(m) + assume_lower(m) +
+                   assume_upper(m) + assume_diagonal(m));
     outs.push_back(eye(4) + full({4, 4}, 2.0) + cast(iota({4, 4}, -1), DType::F64) +
                    constant(std::vector<double>(16, 1.0), {4, 4}));
     return outs;

@@ -127,6 +127,21 @@ TEST_P(Linalg, DetLogdetTrace) {
   expectClose(trace(a).array(), traces, tol(), "trace");
 }
 
+TEST_P(Linalg, SyrkAndAssumptions) {
+  Array xa = randn(dt(), {2, 4, 3}, 11);
+  Tensor x(xa);
+  expectClose(syrk(x).array(), matmulRef(xa, xa, false, true).v, tol(), "syrk(x) == x*x'");
+  expectClose(syrk(x, /*transpose=*/true).array(), matmulRef(xa, xa, true, false).v, tol(),
+              "syrk(x, true) == x'*x");
+  Tensor a = spd(2, 4, 12);
+  for (auto assume : {assume_spd, assume_symmetric, assume_lower, assume_upper, assume_diagonal})
+    expectClose(assume(a, SrcLoc::current()).array(), Mats(a.array()).v, 0.0, "assume_* is id");
+  Tensor b(randn(dt(), {2, 4, 2}, 13));
+  Tensor z = solve(assume_spd(a), b);
+  EXPECT_EQ(z.value().node->op(), ir::Op::Solve); // the compiler decides, not the DSL
+  expectClose(matmul(a, z).array(), Mats(b.array()).v, tol(), "A*solve(assume_spd(A), b) == b");
+}
+
 TEST_P(Linalg, CholeskyOfANonSpdMatrixIsAnError) {
   Tensor a = -eye(4, dt());
   try {

@@ -124,6 +124,32 @@ graph @woodbury(%yc: f64[64,4], %b: f64[64,2], %v: f64[64]) {
   %x2 = solve %s2, %b
   return %x, %x2
 }
+graph @assumed(%y: f64[5,5], %a: f64[5,5], %b: f64[5,2]) {
+  %g = matmul %y, %y {transpose_b}
+  %s = assume_spd %g
+  %x = solve %s, %b
+  %t = tril %a
+  %l = assume_lower %t
+  %xl = solve %l, %b
+  %tu = triu %a
+  %u = assume_upper %tu
+  %xu = solve %u, %b
+  %i = eye : f64[5,5]
+  %e = mul %a, %i
+  %d = assume_diagonal %e
+  %xd = solve %d, %b
+  return %x, %xl, %xu, %xd
+}
+graph @syrk(%x: f64[6,3], %bx: f64[2,3,4], %b: f64[6,2]) {
+  %g = matmul %x, %x {transpose_b}
+  %h = matmul %x, %x {transpose_a}
+  %bt = transpose %bx {perm=[0,2,1]}
+  %bg = matmul %bt, %bx
+  %i = eye : f64[6,6]
+  %s = add %g, %i
+  %z = solve %s, %b
+  return %g, %h, %bg, %z
+}
 graph @enkf(%xi: f64[8,8], %y: f64[8,8], %obs: f64[8,1]) {
   %xm = mean %xi {axes=[1], keepdims}
   %xb = broadcast_to %xm {shape=[8,8]}
@@ -214,6 +240,25 @@ graph @fallback(%y: f64[4,2], %b: f64[4,1]) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("singular"), std::string::npos) << e.what();
   }
+  EXPECT_EQ(exe->fallbacks(), 1);
+}
+
+/// A wrong assume_spd (a symmetric indefinite matrix) makes the chosen Cholesky fail
+/// at run time: the run falls back to LU and gives LU's answer.
+TEST(Fallback, WrongAssumeSpdFallsBackToLu) {
+  std::unique_ptr<ir::Graph> g = ir::parseGraph(R"(
+graph @wrong(%a: f64[3,3], %b: f64[3,2]) {
+  %s = assume_spd %a
+  %x = solve %s, %b
+  return %x
+}
+)");
+  auto exe = compile(*g, getBackend("cpu"));
+  auto plain = compile(*g, getBackend("cpu"), {"none"});
+  std::vector<Array> inputs = {Array::fromVector<double>({1, 2, 0, 2, 1, 0, 0, 0, 3}, {3, 3}),
+                               Array::randomNormal(ir::DType::F64, {3, 2}, 6)};
+  std::vector<Array> got = exe->run(inputs), want = plain->run(inputs);
+  EXPECT_LE(relativeDifference(got[0], want[0]), 1e-12);
   EXPECT_EQ(exe->fallbacks(), 1);
 }
 

@@ -74,6 +74,50 @@ TEST(Linalg, MatmulWithTransposeFlags) {
   EXPECT_EQ(z.toVector<double>(), std::vector<double>(6, 0.0));
 }
 
+TEST(Linalg, SyrkAgainstATripleLoop) {
+  for (DType dt : kFloatTypes)
+    for (const Ints& batch : kBatches)
+      for (bool trans : {false, true}) {
+        int64_t n = 5, k = 3;
+        Array x = randn(dt, withMatrix(batch, trans ? k : n, trans ? n : k), 85);
+        ir::Attrs attrs;
+        attrs.set("transpose", trans);
+        Array c = runOp1(Op::Syrk, {x}, attrs);
+        ASSERT_EQ(c.shape(), llvm::ArrayRef<int64_t>(withMatrix(batch, n, n)));
+        std::vector<double> dx = doubles(x), want;
+        for (int64_t b = 0; b < count(batch); ++b) {
+          std::vector<double> xb = batchItem(dx, b, n * k);
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double acc = 0;
+              for (int64_t p = 0; p < k; ++p)
+                acc += trans ? xb[p * n + i] * xb[p * n + j] : xb[i * k + p] * xb[j * k + p];
+              want.push_back(acc);
+            }
+        }
+        expectClose(doubles(c), want, tolerance(dt, 10),
+                    fmt::format("syrk transpose={} {}", trans, label(dt, batch)));
+      }
+  // An empty inner dimension gives zeros.
+  Array z = runOp1(Op::Syrk, {Array::zeros(DType::F32, {2, 3, 0})});
+  EXPECT_EQ(z.toVector<float>(), std::vector<float>(18, 0.0f));
+}
+
+TEST(Linalg, AssumeOpsReturnTheirOperand) {
+  for (Op op :
+       {Op::AssumeSpd, Op::AssumeSymmetric, Op::AssumeLower, Op::AssumeUpper, Op::AssumeDiagonal})
+    for (DType dt : {DType::F32, DType::F64, DType::I32, DType::I64})
+      for (const Ints& batch : kBatches) {
+        // Any matrix passes: the assertion is not checked.
+        Array a =
+            runOp1(Op::Cast, {randn(DType::F64, withMatrix(batch, 3, 3), 87)}, {{"dtype", dt}});
+        Array out = runOp1(op, {a});
+        EXPECT_EQ(out.dtype(), dt);
+        EXPECT_EQ(out.shape(), a.shape());
+        EXPECT_EQ(doubles(out), doubles(a)) << ir::opName(op).str() << " " << label(dt, batch);
+      }
+}
+
 TEST(Linalg, SolveSatisfiesAxEqualsB) {
   for (DType dt : kFloatTypes)
     for (const Ints& batch : kBatches) {

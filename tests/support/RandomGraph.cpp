@@ -423,6 +423,13 @@ void GraphBuilder::addLinalg(Op op) {
   case Op::Qr:
     create(op, {matrix(false)});
     return;
+  case Op::Syrk: {
+    Attrs attrs;
+    if (coin())
+      attrs.set("transpose", true);
+    create(op, {matrix(false)}, attrs);
+    return;
+  }
   case Op::Trace:
     create(op, {matrix(false, /*numericOk=*/true)});
     return;
@@ -457,6 +464,10 @@ void GraphBuilder::addOp(Op op) {
     return addReduce(op);
   if (kind == OpKind::Linalg)
     return addLinalg(op);
+  if (kind == OpKind::Assume) {
+    create(op, {matrix(true, /*numericOk=*/true)});
+    return;
+  }
   throw Error(fmt::format("random graphs: no rule for op {}", opName(op).str()));
 }
 

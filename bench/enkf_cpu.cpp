@@ -1,6 +1,6 @@
 //===- bench/enkf_cpu.cpp - EnKF W1 on the CPU: graphc vs hand-written LAPACK ===//
 //
-// Usage: bench_enkf_cpu [D] [N] [--repeat R]
+// Usage: bench_enkf_cpu [D] [N] [--repeat R] [--optimized-only]
 //
 // Times the EnKF analysis update (examples/EnKF.h, d = D states, N = N members
 // (default N = D), f64) on the CPU backend, as written (no passes: LU) and optimized
@@ -8,6 +8,7 @@
 // sequence of OpenBLAS/LAPACK calls written by hand in C++ (gemm, gemm, gesv / posv,
 // gemm) where d = N. Prints one JSON line per variant (the format of
 // shared/WORKLOADS.md) and each result's relative difference to the first variant's.
+// --optimized-only skips the hand-written and unoptimized (LU) variants.
 //
 //===----------------------------------------------------------------------===//
 #include "examples/EnKF.h"
@@ -44,10 +45,10 @@ Matrix handUpdate(const Matrix& xi, const Matrix& y, const Matrix& obs, int n, b
     }
   }
   double scale = 1.0 / (n - 1);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, scale, xc.data(), n, yc.data(),
-              n, 0.0, cxy.data(), n);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, scale, yc.data(), n, yc.data(),
-              n, 0.0, s.data(), n);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, scale, xc.data(), n, yc.data(), n,
+              0.0, cxy.data(), n);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, scale, yc.data(), n, yc.data(), n,
+              0.0, s.data(), n);
   for (int i = 0; i < n; ++i)
     s[i * n + i] += 0.1;
   int info;
@@ -60,8 +61,8 @@ Matrix handUpdate(const Matrix& xi, const Matrix& y, const Matrix& obs, int n, b
   if (info != 0)
     throw Error(fmt::format("hand-written solve failed: info {}", info));
   Matrix out(xi);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, cxy.data(), n, d.data(),
-              n, 1.0, out.data(), n);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, cxy.data(), n, d.data(), n,
+              1.0, out.data(), n);
   return out;
 }
 
@@ -84,22 +85,25 @@ void report(const std::string& caseName, const char* system, const char* variant
 int main(int argc, char** argv) {
   std::vector<int> sizes;
   int repeats = 3;
+  bool optimizedOnly = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
+    if (!std::strcmp(argv[i], "--optimized-only"))
+      optimizedOnly = true;
+    else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
       repeats = std::max(1, std::atoi(argv[++i]));
     else
       sizes.push_back(std::atoi(argv[i]));
   }
   int d = sizes.empty() ? 3000 : sizes[0];
   int n = sizes.size() > 1 ? sizes[1] : d;
-  std::string caseName = d == n ? fmt::format("enkf_d{}_f64", d)
-                                : fmt::format("enkf_d{}_n{}_f64", d, n);
+  std::string caseName =
+      d == n ? fmt::format("enkf_d{}_f64", d) : fmt::format("enkf_d{}_n{}_f64", d, n);
   Array xi = Array::randomNormal(DType::F64, {d, n}, 1);
   Array y = Array::randomNormal(DType::F64, {d, n}, 2, 0.0, 10.0);
   Array obs = Array::randomNormal(DType::F64, {d, 1}, 3, 0.0, 10.0);
 
   Matrix ref;
-  if (d == n) {
+  if (d == n && !optimizedOnly) {
     Matrix hxi = xi.toVector<double>(), hy = y.toVector<double>(), hobs = obs.toVector<double>();
     double lu = examples::medianMs(repeats, [&] { ref = handUpdate(hxi, hy, hobs, d, false); });
     report(caseName, "hand", "OpenBLAS/LAPACK gemm + gesv (LU)", lu, 0.0);
@@ -108,13 +112,14 @@ int main(int argc, char** argv) {
     report(caseName, "hand", "OpenBLAS/LAPACK gemm + posv (Cholesky)", ms, relDiff(chol, ref));
   }
 
-  std::unique_ptr<ir::Graph> g = traceToGraph(
-      examples::enkfUpdate,
-      {{"xi", TensorType(DType::F64, {d, n})},
-       {"y", TensorType(DType::F64, {d, n})},
-       {"obs", TensorType(DType::F64, {d, 1})}},
-      "enkf");
+  std::unique_ptr<ir::Graph> g = traceToGraph(examples::enkfUpdate,
+                                              {{"xi", TensorType(DType::F64, {d, n})},
+                                               {"y", TensorType(DType::F64, {d, n})},
+                                               {"obs", TensorType(DType::F64, {d, 1})}},
+                                              "enkf");
   for (const char* passes : {"none", ""}) {
+    if (optimizedOnly && *passes)
+      continue;
     auto exe = compile(*g, getBackend("cpu"), {passes});
     std::vector<Array> out;
     double ms = examples::medianMs(repeats, [&] { out = exe->run({xi, y, obs}); });

@@ -12,8 +12,6 @@
 #include "frontend/Graphc.h"
 
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <fmt/format.h>
 
 using namespace graphc;
@@ -28,17 +26,7 @@ Tensor layernorm(const Tensor& x, const Tensor& g, const Tensor& b) {
 
 int run(int argc, char** argv) {
   int64_t rows = 1024, cols = 1024;
-  std::string backend = "auto";
-  std::vector<int64_t> sizes;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--backend") && i + 1 < argc)
-      backend = argv[++i];
-    else
-      sizes.push_back(std::atoll(argv[i]));
-  }
-  if (sizes.size() == 2)
-    rows = sizes[0], cols = sizes[1];
-  setDefaultBackend(backend);
+  setDefaultBackend(examples::parseSizesAndBackend(argc, argv, rows, cols));
   fmt::print("layernorm {}x{} f32 on backend {}\n", rows, cols, defaultBackend().name().str());
 
   Array g = Array::randomNormal(DType::F32, {cols}, 2);

@@ -6,10 +6,9 @@
 // jit-compiled. Checks the normal equations A'(A x - b) = 0 relative to |A'| |b|.
 //
 //===----------------------------------------------------------------------===//
+#include "examples/Timing.h"
 #include "frontend/Graphc.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <fmt/format.h>
 
 using namespace graphc;
@@ -23,17 +22,7 @@ Tensor lstsq(const Tensor& a, const Tensor& b) {
 
 int run(int argc, char** argv) {
   int64_t m = 2000, n = 500;
-  std::string backend = "auto";
-  std::vector<int64_t> sizes;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--backend") && i + 1 < argc)
-      backend = argv[++i];
-    else
-      sizes.push_back(std::atoll(argv[i]));
-  }
-  if (sizes.size() == 2)
-    m = sizes[0], n = sizes[1];
-  setDefaultBackend(backend);
+  setDefaultBackend(examples::parseSizesAndBackend(argc, argv, m, n));
   fmt::print("least squares via QR, A: f64[{},{}], on backend {}\n", m, n,
              defaultBackend().name().str());
 

@@ -8,6 +8,7 @@
 
 #include "ir/Printer.h"
 #include "passes/Canonicalize.h"
+#include "passes/Fusion.h"
 #include "passes/LowerLinalg.h"
 #include "passes/MatmulChains.h"
 #include "passes/Structure.h"
@@ -36,6 +37,18 @@ GRAPHC_GOLDEN_SUITE(structure, [](ir::Module& m) {
   for (const auto& g : m.graphs)
     out += passes::printWithStructure(*g);
   return out;
+});
+
+/// The concatenated `print(g)` of every graph of the module.
+static std::string printEach(const ir::Module& m, std::string (*print)(const ir::Graph&)) {
+  std::string out;
+  for (const auto& g : m.graphs)
+    out += print(*g);
+  return out;
+}
+
+GRAPHC_GOLDEN_SUITE(fuse, [](ir::Module& m) {
+  return printEach(m, [](const ir::Graph& g) { return passes::printWithFusion(g); });
 });
 
 } // namespace graphc::golden

@@ -1,0 +1,433 @@
+//===- passes/Fusion.cpp - Partitioning a graph into fusion groups --------===//
+//
+// Two greedy phases over a FusionState. Phase 1 walks the live nodes from last to
+// first: each fusible node joins the group of one of its users when canFuse allows
+// it and the policy scores it best, or starts a group. Walking backwards lets a
+// reduction claim its elementwise producers (prologue) and lets a reduction join the
+// group of its elementwise users (epilogue) only while that group has no reduction
+// stage of its own. Phase 2 merges groups whose reduction stages are siblings. The
+// groups and library calls are then put in a topological order and numbered.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Fusion.h"
+
+#include "passes/Rewrite.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <queue>
+
+namespace graphc::passes {
+namespace {
+
+using ir::Node;
+using ir::Op;
+using ir::OpKind;
+
+bool isReduction(const Node& n) {
+  return n.kind() == OpKind::Reduce;
+}
+
+/// True when reductions `a` and `b` can share one reduction stage.
+bool sameReduction(const Node& a, const Node& b) {
+  return a.operand(0).type().shape == b.operand(0).type().shape &&
+         a.attrs().getInts("axes") == b.attrs().getInts("axes") &&
+         a.attrs().flag("keepdims") == b.attrs().flag("keepdims");
+}
+
+int64_t resultBytes(const Node& n) {
+  int64_t bytes = 0;
+  for (const ir::TensorType& t : n.types())
+    bytes += t.bytes();
+  return bytes;
+}
+
+/// Why `n` cannot be in any group, or "" when its role allows it.
+std::string roleObstacle(const Node& n) {
+  switch (fusionRole(n)) {
+  case FusionRole::Source:
+    return "a source is an input of kernels, not a member";
+  case FusionRole::Library:
+    return fmt::format("{} is a library call", ir::opName(n.op()));
+  case FusionRole::Alone:
+    return fmt::format("{} is not an index relabeling: it runs as its own kernel",
+                       ir::opName(n.op()));
+  default:
+    return "";
+  }
+}
+
+/// The checks a reduction `r` joining group `id` needs beyond the common ones.
+FusionDecision canJoinAsReduction(const Node& r, int id, const FusionState& state) {
+  const FusionGroup& g = state.group(id);
+  const ir::TensorType& in = r.operand(0).type();
+  if (!g.reductions.empty()) {
+    const Node& stage = *g.reductions.front();
+    for (const Node* s : g.reductions)
+      if (state.reaches(r, *s))
+        return FusionDecision::no(fmt::format(
+            "the group already reduces ({}), which depends on it: one reduction stage per group",
+            state.name(*s)));
+    if (!sameReduction(r, stage))
+      return FusionDecision::no(
+          fmt::format("the group's reduction stage ({}) reduces another shape or other axes",
+                      state.name(stage)));
+    return FusionDecision::yes();
+  }
+  if (g.domain != in.shape && g.domain != r.type().shape)
+    return FusionDecision::no(
+        fmt::format("the group iterates over {}, neither the reduction's input nor its result "
+                    "shape",
+                    ir::shapeString(g.domain)));
+  if (g.domain == in.shape && in.shape != r.type().shape) {
+    if (!r.attrs().flag("keepdims"))
+      return FusionDecision::no("the reduction drops its axes (no keepdims): its epilogue cannot "
+                                "broadcast it back segment by segment");
+    for (const Node* m : g.nodes)
+      if (m->op() == Op::Reshape && state.reaches(r, *m))
+        return FusionDecision::no(
+            fmt::format("{} reshapes the reduced value before the epilogue", state.name(*m)));
+  }
+  return FusionDecision::yes();
+}
+
+/// The live groups and the library calls, in a topological order.
+std::vector<ScheduleEntry> scheduleUnits(const ir::Graph& g, const FusionState& state,
+                                         const std::vector<int>& groupIds) {
+  // Units: one per live group (in groupIds order), then one per library call.
+  std::vector<int> unitOf(g.nodes().size(), -1);
+  std::vector<ScheduleEntry> units;
+  std::vector<unsigned> firstId;
+  for (int id : groupIds) {
+    for (const Node* n : state.group(id).nodes)
+      unitOf[n->id()] = static_cast<int>(units.size());
+    firstId.push_back(state.group(id).nodes.front()->id());
+    units.push_back({id, nullptr});
+  }
+  for (const Node* n : g.nodes())
+    if (state.isLive(*n) && fusionRole(*n) == FusionRole::Library) {
+      unitOf[n->id()] = static_cast<int>(units.size());
+      firstId.push_back(n->id());
+      units.push_back({-1, n});
+    }
+  std::vector<std::vector<int>> succ(units.size());
+  std::vector<int> pending(units.size(), 0);
+  for (const Node* n : g.nodes())
+    for (ir::Value v : n->operands()) {
+      int from = unitOf[v.node->id()], to = unitOf[n->id()];
+      if (from < 0 || to < 0 || from == to)
+        continue;
+      succ[from].push_back(to);
+      ++pending[to];
+    }
+  // Kahn's algorithm, earliest first member first: the schedule follows the source.
+  auto later = [&](int a, int b) { return firstId[a] > firstId[b]; };
+  std::priority_queue<int, std::vector<int>, decltype(later)> ready(later);
+  for (size_t u = 0; u < units.size(); ++u)
+    if (pending[u] == 0)
+      ready.push(static_cast<int>(u));
+  std::vector<ScheduleEntry> order;
+  while (!ready.empty()) {
+    int u = ready.top();
+    ready.pop();
+    order.push_back(units[u]);
+    for (int s : succ[u])
+      if (--pending[s] == 0)
+        ready.push(s);
+  }
+  if (order.size() != units.size())
+    throw Error("fusion: the groups form a cycle (a fusion legality bug)");
+  return order;
+}
+
+/// Fills the reasons of unfused edges the phases did not decide (roles).
+void explainRemainingEdges(const ir::Graph& g, const FusionState& state, FusionPartition& p) {
+  for (const Node* n : g.nodes()) {
+    if (!state.isLive(*n))
+      continue;
+    for (unsigned i = 0; i < n->operands().size(); ++i) {
+      const Node& producer = *n->operand(i).node;
+      if (fusionRole(producer) == FusionRole::Source ||
+          (p.group(producer) >= 0 && p.group(producer) == p.group(*n)))
+        continue;
+      std::string why = roleObstacle(*n);
+      if (why.empty())
+        why = roleObstacle(producer);
+      p.reasons.try_emplace({n->id(), i}, why.empty() ? "not fused" : why);
+    }
+  }
+}
+
+} // namespace
+
+FusionRole fusionRole(const Node& n) {
+  switch (n.kind()) {
+  case OpKind::Source:
+    return FusionRole::Source;
+  case OpKind::Reduce:
+    return FusionRole::Reduction;
+  case OpKind::Linalg:
+    return FusionRole::Library;
+  case OpKind::Shape:
+    return n.op() == Op::BroadcastTo || n.op() == Op::Reshape ? FusionRole::Relabel
+                                                              : FusionRole::Alone;
+  default:
+    return ir::isElementwise(n.kind()) ? FusionRole::Elementwise : FusionRole::Alone;
+  }
+}
+
+std::vector<ir::Value> groupInputs(const FusionGroup& group) {
+  std::vector<ir::Value> inputs;
+  for (const Node* n : group.nodes)
+    for (ir::Value v : n->operands())
+      if (std::find(group.nodes.begin(), group.nodes.end(), v.node) == group.nodes.end() &&
+          std::find(inputs.begin(), inputs.end(), v) == inputs.end())
+        inputs.push_back(v);
+  return inputs;
+}
+
+//===----------------------------------------------------------------------===//
+// FusionState
+//===----------------------------------------------------------------------===//
+
+FusionState::FusionState(const ir::Graph& g)
+    : graph_(g), names_(g), users_(g.nodes().size()), isOutput_(g.nodes().size()),
+      live_(liveNodes(g)), groupOf_(g.nodes().size(), -1) {
+  for (const Node* n : g.nodes()) {
+    if (!live_[n->id()])
+      continue;
+    for (ir::Value v : n->operands()) {
+      auto& users = users_[v.node->id()];
+      if (users.empty() || users.back() != n)
+        users.push_back(n);
+    }
+  }
+  for (ir::Value v : g.outputs())
+    isOutput_[v.node->id()] = true;
+}
+
+bool FusionState::reaches(const Node& from, const Node& to) const {
+  std::vector<const Node*> work{&from};
+  std::vector<bool> seen(graph_.nodes().size());
+  while (!work.empty()) {
+    const Node* n = work.back();
+    work.pop_back();
+    if (n == &to)
+      return true;
+    for (const Node* u : users(*n))
+      if (u->id() <= to.id() && !seen[u->id()]) {
+        seen[u->id()] = true;
+        work.push_back(u);
+      }
+  }
+  return false;
+}
+
+bool FusionState::escapes(const Node& n, int id) const {
+  return isOutput_[n.id()] || std::any_of(users(n).begin(), users(n).end(),
+                                          [&](const Node* u) { return groupOf_[u->id()] != id; });
+}
+
+int FusionState::newGroup(const Node& n) {
+  groups_.push_back({});
+  int id = static_cast<int>(groups_.size()) - 1;
+  groups_[id].domain = n.type().shape;
+  join(n, id);
+  return id;
+}
+
+void FusionState::join(const Node& n, int id) {
+  FusionGroup& g = groups_[id];
+  auto at = std::lower_bound(g.nodes.begin(), g.nodes.end(), &n,
+                             [](const Node* a, const Node* b) { return a->id() < b->id(); });
+  g.nodes.insert(at, &n);
+  groupOf_[n.id()] = id;
+  if (isReduction(n)) {
+    g.reductions.push_back(&n);
+    g.domain = n.operand(0).type().shape;
+  }
+}
+
+void FusionState::merge(int from, int into) {
+  for (const Node* n : std::vector<const Node*>(groups_[from].nodes))
+    join(*n, into);
+  groups_[from] = {};
+}
+
+std::vector<int> FusionState::liveGroups() const {
+  std::vector<int> ids;
+  for (size_t i = 0; i < groups_.size(); ++i)
+    if (!groups_[i].nodes.empty())
+      ids.push_back(static_cast<int>(i));
+  return ids;
+}
+
+//===----------------------------------------------------------------------===//
+// Legality
+//===----------------------------------------------------------------------===//
+
+FusionDecision canFuse(const Node& producer, int consumer, const FusionState& state) {
+  if (std::string why = roleObstacle(producer); !why.empty())
+    return FusionDecision::no(why);
+  const FusionGroup& g = state.group(consumer);
+  for (const Node* m : g.nodes)
+    if (std::string why = roleObstacle(*m); !why.empty())
+      return FusionDecision::no(why);
+  if (isReduction(producer))
+    if (FusionDecision d = canJoinAsReduction(producer, consumer, state); !d)
+      return d;
+  // A value the group writes must have one element per domain or reduced element.
+  if (state.escapes(producer, consumer)) {
+    const Node* stage = isReduction(producer)  ? &producer
+                        : g.reductions.empty() ? nullptr
+                                               : g.reductions.front();
+    int64_t numel = producer.type().numel();
+    int64_t domain = stage ? stage->operand(0).type().numel() : ir::numElements(g.domain);
+    if (numel != domain && (!stage || numel != stage->type().numel()))
+      return FusionDecision::no(fmt::format(
+          "it is also needed outside the group, and the group would compute its {} elements "
+          "once per element of {}",
+          numel, ir::shapeString(stage ? stage->operand(0).type().shape : g.domain)));
+  }
+  // Acyclic: no user outside the group may lead back into it.
+  for (const Node* u : state.users(producer)) {
+    if (state.groupOf(*u) == consumer)
+      continue;
+    for (const Node* m : g.nodes)
+      if (state.reaches(*u, *m))
+        return FusionDecision::no(
+            fmt::format("its user {} feeds {} in the group: the group would wait for itself",
+                        state.name(*u), state.name(*m)));
+  }
+  return FusionDecision::yes();
+}
+
+FusionDecision canFuseSiblings(int a, int b, const FusionState& state) {
+  const FusionGroup& ga = state.group(a);
+  const FusionGroup& gb = state.group(b);
+  if (ga.reductions.empty() || gb.reductions.empty())
+    return FusionDecision::no("only groups with a reduction stage merge as siblings");
+  if (!sameReduction(*ga.reductions.front(), *gb.reductions.front()))
+    return FusionDecision::no("the reductions differ in shape, axes or keepdims");
+  for (const Node* m : ga.nodes)
+    for (const Node* n : gb.nodes)
+      if (state.reaches(*m, *n) || state.reaches(*n, *m))
+        return FusionDecision::no(fmt::format("{} depends on {}", state.name(*n), state.name(*m)));
+  return FusionDecision::yes();
+}
+
+//===----------------------------------------------------------------------===//
+// Policy and transform
+//===----------------------------------------------------------------------===//
+
+double defaultFusionPolicy(const FusionOption& option) {
+  if (option.kind == FusionOption::Producer)
+    return static_cast<double>(resultBytes(*option.producer));
+  std::vector<ir::Value> a = groupInputs(option.state->group(option.group));
+  double shared = 0;
+  for (ir::Value v : groupInputs(option.state->group(option.other)))
+    if (std::find(a.begin(), a.end(), v) != a.end())
+      shared += static_cast<double>(v.type().bytes());
+  return shared;
+}
+
+std::string FusionPartition::reason(const Node& consumer, unsigned i) const {
+  auto it = reasons.find({consumer.id(), i});
+  return it == reasons.end() ? "" : it->second;
+}
+
+FusionPartition partitionForFusion(const ir::Graph& g, const FusionPolicy& policy) {
+  FusionState state(g);
+  FusionPartition p;
+  auto explain = [&](const Node& producer, int group, const std::string& why) {
+    for (const Node* u : state.users(producer))
+      if (state.groupOf(*u) == group)
+        for (unsigned i = 0; i < u->operands().size(); ++i)
+          if (u->operand(i).node == &producer)
+            p.reasons[{u->id(), i}] = why;
+  };
+  // Phase 1: producers join a user's group, walking backwards.
+  for (auto it = g.nodes().rbegin(); it != g.nodes().rend(); ++it) {
+    const Node& n = **it;
+    FusionRole role = fusionRole(n);
+    if (!state.isLive(n) || role == FusionRole::Source || role == FusionRole::Library)
+      continue;
+    std::vector<int> candidates;
+    for (const Node* u : state.users(n))
+      if (int id = state.groupOf(*u);
+          id >= 0 && std::find(candidates.begin(), candidates.end(), id) == candidates.end())
+        candidates.push_back(id);
+    int best = -1;
+    double bestScore = 0;
+    std::vector<int> legal;
+    for (int id : candidates) {
+      FusionDecision d = canFuse(n, id, state);
+      if (!d) {
+        explain(n, id, d.reason);
+        continue;
+      }
+      double score = policy({FusionOption::Producer, &n, id, -1, &state});
+      if (score <= 0) {
+        explain(n, id, "the cost policy declined it");
+        continue;
+      }
+      legal.push_back(id);
+      if (score > bestScore)
+        best = id, bestScore = score;
+    }
+    for (int id : legal)
+      if (id != best)
+        explain(n, id, "it is computed in another group, and recomputing it is not allowed");
+    if (best >= 0)
+      state.join(n, best);
+    else
+      state.newGroup(n);
+  }
+  // Phase 2: sibling reduction stages merge when legal and worth it.
+  std::vector<int> ids = state.liveGroups();
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (size_t j = i + 1; j < ids.size(); ++j) {
+      if (state.group(ids[i]).nodes.empty() || state.group(ids[j]).nodes.empty() ||
+          !canFuseSiblings(ids[i], ids[j], state) ||
+          policy({FusionOption::Siblings, nullptr, ids[i], ids[j], &state}) <= 0)
+        continue;
+      state.merge(ids[j], ids[i]);
+    }
+  // Number the groups in schedule order.
+  p.schedule = scheduleUnits(g, state, state.liveGroups());
+  p.groupOf.assign(g.nodes().size(), -1);
+  for (ScheduleEntry& e : p.schedule) {
+    if (e.group < 0)
+      continue;
+    const FusionGroup& group = state.group(e.group);
+    e.group = static_cast<int>(p.groups.size());
+    for (const Node* n : group.nodes)
+      p.groupOf[n->id()] = e.group;
+    p.groups.push_back(group);
+  }
+  explainRemainingEdges(g, state, p);
+  return p;
+}
+
+std::string printWithFusion(const ir::Graph& g, const FusionPolicy& policy) {
+  FusionPartition p = partitionForFusion(g, policy);
+  std::vector<bool> live = liveNodes(g);
+  ir::NameTable names(g);
+  return ir::printGraph(g, [&](const Node& n) {
+    if (fusionRole(n) == FusionRole::Source)
+      return std::string();
+    if (!live[n.id()])
+      return std::string("dead");
+    std::string note = p.group(n) >= 0 ? fmt::format("group {}", p.group(n)) : "library";
+    for (unsigned i = 0; i < n.operands().size(); ++i) {
+      std::string why = p.reason(n, i);
+      bool repeated = std::find(n.operands().begin(), n.operands().begin() + i, n.operand(i)) !=
+                      n.operands().begin() + i;
+      if (!why.empty() && !repeated)
+        note += fmt::format("; not fused with {}: {}", names(n.operand(i)), why);
+    }
+    return note;
+  });
+}
+
+} // namespace graphc::passes

@@ -1,0 +1,85 @@
+//===- tests/passes/FusionTest.cpp - Fusion legality and policy -----------===//
+//
+// The golden suite tests/golden/fuse shows partitions under the default policy;
+// these tests call canFuse directly and swap the policy.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Fusion.h"
+
+#include "ir/Parser.h"
+
+#include <gtest/gtest.h>
+
+namespace graphc::passes {
+namespace {
+
+const char* kChain = R"(
+graph @chain(%x: f32[64], %w: f32[64]) {
+  %a = mul %x, %w
+  %b = exp %a
+  return %b
+})";
+
+const char* kSiblings = R"(
+graph @siblings(%x: f64[4,8], %y: f64[4,8]) {
+  %s = sum %x {axes=[1]}
+  %t = sum %y {axes=[1]}
+  return %s, %t
+})";
+
+TEST(Fusion, RolesFollowTheOpKind) {
+  auto g = ir::parseGraph(R"(
+graph @roles(%x: f64[4,4]) {
+  %a = neg %x
+  %b = transpose %a {perm=[1,0]}
+  %c = matmul %a, %b
+  %d = sum %c {axes=[0]}
+  %e = reshape %d {shape=[2,2]}
+  return %e
+})");
+  auto role = [&](size_t i) { return fusionRole(*g->nodes()[i]); };
+  EXPECT_EQ(role(0), FusionRole::Source);
+  EXPECT_EQ(role(1), FusionRole::Elementwise);
+  EXPECT_EQ(role(2), FusionRole::Alone);
+  EXPECT_EQ(role(3), FusionRole::Library);
+  EXPECT_EQ(role(4), FusionRole::Reduction);
+  EXPECT_EQ(role(5), FusionRole::Relabel);
+}
+
+TEST(Fusion, CanFuseExplainsARefusal) {
+  auto g = ir::parseGraph(kChain);
+  FusionState state(*g);
+  const ir::Node& mul = *g->nodes()[2];
+  const ir::Node& exp = *g->nodes()[3];
+  int group = state.newGroup(exp);
+  EXPECT_TRUE(canFuse(mul, group, state));
+  FusionDecision source = canFuse(*g->nodes()[0], group, state);
+  EXPECT_FALSE(source);
+  EXPECT_EQ(source.reason, "a source is an input of kernels, not a member");
+}
+
+TEST(Fusion, DefaultPolicyFusesAChain) {
+  auto g = ir::parseGraph(kChain);
+  FusionPartition p = partitionForFusion(*g);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].nodes.size(), 2u);
+}
+
+TEST(Fusion, APolicyCanDeclineLegalFusions) {
+  auto g = ir::parseGraph(kChain);
+  FusionPartition p = partitionForFusion(*g, [](const FusionOption&) { return 0.0; });
+  ASSERT_EQ(p.groups.size(), 2u);
+  EXPECT_EQ(p.reason(*g->nodes()[3], 0), "the cost policy declined it");
+  EXPECT_EQ(p.reason(*g->nodes()[2], 0), ""); // a parameter: an input, not an edge
+}
+
+TEST(Fusion, SiblingsOfDifferentInputsMergeWhenThePolicyWantsIt) {
+  auto g = ir::parseGraph(kSiblings);
+  EXPECT_EQ(partitionForFusion(*g).groups.size(), 2u); // nothing shared to read once
+  FusionPartition p = partitionForFusion(*g, [](const FusionOption&) { return 1.0; });
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].reductions.size(), 2u);
+}
+
+} // namespace
+} // namespace graphc::passes

@@ -11,6 +11,7 @@
 #include "passes/Fusion.h"
 #include "passes/LowerLinalg.h"
 #include "passes/MatmulChains.h"
+#include "passes/MemoryPlan.h"
 #include "passes/Structure.h"
 
 namespace graphc::golden {
@@ -49,6 +50,16 @@ static std::string printEach(const ir::Module& m, std::string (*print)(const ir:
 
 GRAPHC_GOLDEN_SUITE(fuse, [](ir::Module& m) {
   return printEach(m, [](const ir::Graph& g) { return passes::printWithFusion(g); });
+});
+
+/// The lowered program; a parameter named `..._donated` is donated.
+GRAPHC_GOLDEN_SUITE(lower, [](ir::Module& m) {
+  return printEach(m, [](const ir::Graph& g) {
+    passes::PlanOptions options;
+    for (const ir::Node* p : g.params())
+      options.donated.push_back(llvm::StringRef(p->name()).endswith("_donated"));
+    return passes::printLoweredProgram(g, options);
+  });
 });
 
 } // namespace graphc::golden

@@ -1,0 +1,107 @@
+//===- passes/Program.h - The lowered program -------------------*- C++ -*-===//
+//
+// After fusion a graph becomes a Program: a list of steps in execution order, each
+// a fused kernel (a fusion group: its member nodes, the values it reads and writes)
+// or a library call (one Linalg node, named after its op for now: matmul, cholesky,
+// triangular_solve, ...). Parameters are the caller's buffers, the other sources are
+// constants materialized once, and every value a step writes lives in a buffer slot
+// that the memory planner (passes/MemoryPlan.h) assigns.
+//
+// A backend walks `steps` in order; each step names its nodes (to generate or call),
+// its inputs and outputs, and where each of them lives (storage()). The program
+// prints in a text form of its own, one line per step:
+//
+//   step 3: fused[sub, mul, sum] (%yc, %w) -> %s : slot 2 (f64[3000,1], 24000 B)
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Graph.h"
+#include "passes/Fusion.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace graphc::passes {
+
+/// Where a value lives while a program runs.
+struct Storage {
+  enum Kind : uint8_t {
+    None,     ///< not planned yet
+    Param,    ///< the caller's buffer of parameter `index`
+    Constant, ///< constant `index`, materialized once
+    Slot,     ///< buffer slot `index` of the memory plan
+  } kind = None;
+  int index = -1;
+};
+
+/// One step of a program.
+struct Step {
+  enum class Kind { Kernel, Library } kind = Kind::Kernel;
+  /// Members in topological order; a library call has one.
+  std::vector<const ir::Node*> nodes;
+  /// The values the step reads that other steps, parameters or constants produce:
+  /// a kernel's each once, a library call's operands in order.
+  std::vector<ir::Value> inputs;
+  /// The values the step writes: used by later steps or returned.
+  std::vector<ir::Value> outputs;
+  /// Per output: the position in `inputs` of the dead input whose buffer it
+  /// overwrites, or -1. Set by the memory planner.
+  std::vector<int> inPlaceOf;
+
+  /// "fused[sub, mul, sum]" or "matmul {transpose_b}".
+  std::string name() const;
+};
+
+/// A buffer slot of the memory plan.
+struct Slot {
+  int64_t bytes = 0;
+  /// The parameter whose donated buffer this slot is, or -1 for a planned buffer.
+  int donatedParam = -1;
+  /// The values it holds, in program order.
+  std::vector<ir::Value> values;
+};
+
+/// Memory figures of a plan, in bytes.
+struct MemoryStats {
+  int64_t slotBytes = 0;         ///< the planned (not donated) slots together
+  int64_t peakBytes = 0;         ///< the most planned bytes in use during one step
+  int64_t intermediateBytes = 0; ///< every value steps write, each in its own buffer
+  int64_t constantBytes = 0;     ///< the materialized constants
+};
+
+/// A lowered graph: constants, steps, and the memory plan once planMemory ran.
+class Program {
+public:
+  /// Lowers `g` along `partition` (which must be partitionForFusion(g)).
+  Program(const ir::Graph& g, const FusionPartition& partition);
+
+  const ir::Graph& graph() const { return *graph_; }
+  /// Non-parameter sources the steps read, materialized once before the first step.
+  const std::vector<const ir::Node*>& constants() const { return constants_; }
+  std::vector<Step>& steps() { return steps_; }
+  const std::vector<Step>& steps() const { return steps_; }
+  std::vector<Slot>& slots() { return slots_; }
+  const std::vector<Slot>& slots() const { return slots_; }
+  MemoryStats& stats() { return stats_; }
+  const MemoryStats& stats() const { return stats_; }
+
+  /// Where `v` lives.
+  Storage storage(ir::Value v) const { return storage_[v.node->id()][v.index]; }
+  void setStorage(ir::Value v, Storage s) { storage_[v.node->id()][v.index] = s; }
+
+private:
+  const ir::Graph* graph_;
+  std::vector<const ir::Node*> constants_;
+  std::vector<Step> steps_;
+  std::vector<Slot> slots_;
+  MemoryStats stats_;
+  std::vector<std::vector<Storage>> storage_; // by node id, result index
+};
+
+/// The text form of `p`: parameters, constants, one line per step, the slots and
+/// the memory figures.
+std::string printProgram(const Program& p);
+
+} // namespace graphc::passes

@@ -5,7 +5,8 @@
 // With --after=PASS it runs the pass pipeline instead and prints each graph after
 // every run of PASS (or after every pass, and the input first, with --after=all),
 // each block under a comment line naming the pass and what it changed, so the
-// output still parses.
+// output still parses. With --lowered it runs the pipeline and prints the lowered
+// program: fused kernels and library calls over planned buffer slots, peak memory.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/ArgParser.h"
@@ -14,6 +15,7 @@
 #include "tools/Pipeline.h"
 
 #include "ir/Dot.h"
+#include "passes/MemoryPlan.h"
 
 #include <fmt/format.h>
 
@@ -53,6 +55,21 @@ void dumpAfter(const ir::Module& module, const PipelineFlags& flags, llvm::Strin
       });
 }
 
+/// `graphc dump --lowered`: the program of each optimized graph; parameters named in
+/// `donate` ("a,b") give their buffers to the program.
+void dumpLowered(const ir::Module& module, const PipelineFlags& flags, llvm::StringRef donate) {
+  llvm::SmallVector<llvm::StringRef, 4> names;
+  donate.split(names, ',', -1, /*KeepEmpty=*/false);
+  ir::Module optimized = flags.run(module);
+  for (const auto& g : optimized.graphs) {
+    passes::PlanOptions options;
+    for (const ir::Node* p : g->params())
+      options.donated.push_back(llvm::is_contained(names, p->attrs().getStr("name")));
+    fmt::print("{}{}", g == optimized.graphs.front() ? "" : "\n",
+               passes::printLoweredProgram(*g, options));
+  }
+}
+
 } // namespace
 
 int runDump(llvm::ArrayRef<std::string> args) {
@@ -71,6 +88,15 @@ int runDump(llvm::ArrayRef<std::string> args) {
                 "print the graphs after each run of PASS, or after every pass "
                 "('all'; the input first)",
                 &after);
+  bool lowered = false;
+  std::string donate;
+  parser.flag("lowered",
+              "run the passes, then print the lowered program: fused kernels and library "
+              "calls over planned buffer slots, with peak memory",
+              &lowered);
+  parser.option("donate", "NAMES",
+                "with --lowered: parameters (a,b) whose buffers the program may overwrite",
+                &donate);
   flags.declare(parser);
 
   std::optional<std::string> file = parser.parseOneFile(args);
@@ -80,13 +106,19 @@ int runDump(llvm::ArrayRef<std::string> args) {
   }
   if (format == "dot" && (!after.empty() || flags.facts()))
     throw UsageError("--after and --facts print text, not --format=dot");
-  if (after.empty() && flags.passesGiven())
-    throw UsageError("--passes needs --after (or use 'graphc opt')");
+  if (lowered && (!after.empty() || format == "dot"))
+    throw UsageError("--lowered prints the program alone: not with --after or --format=dot");
+  if (!donate.empty() && !lowered)
+    throw UsageError("--donate goes with --lowered");
+  if (after.empty() && !lowered && flags.passesGiven())
+    throw UsageError("--passes needs --after or --lowered (or use 'graphc opt')");
   if (!after.empty())
     checkAfter(after, flags.pipeline()); // before reading the input
 
   ir::Module module = loadModule(*file);
-  if (!after.empty())
+  if (lowered)
+    dumpLowered(module, flags, donate);
+  else if (!after.empty())
     dumpAfter(module, flags, after);
   else
     fmt::print("{}",

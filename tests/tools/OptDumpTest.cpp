@@ -6,7 +6,7 @@
 // --after=PASS|all` prints one block per pass of the pipeline under a header with
 // the pass's counters, and that GRAPHC_LOG=passes reports the counters on stderr.
 // Expected pass names and summaries come from the pass registry, so a new pass
-// needs no test edit.
+// needs no test edit. `graphc dump --lowered` prints the lowered program.
 //
 //===----------------------------------------------------------------------===//
 #include "RunTool.h"
@@ -234,4 +234,38 @@ TEST(GraphcDump, HelpDescribesAfter) {
   ASSERT_EQ(r.exitCode, 0) << r.describe();
   EXPECT_THAT(r.out, HasSubstr("--after=PASS"));
   expectListsPasses(r.out);
+}
+
+TEST(GraphcDump, LoweredPrintsTheProgramAndItsMemoryPlan) {
+  ToolResult r = runQuiet({"dump", "--lowered", kEnkf});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_THAT(r.out, StartsWith("program @enkf("));
+  EXPECT_THAT(r.out, HasSubstr(": syrk (")) << "the lowered solve's Gram matrix";
+  EXPECT_THAT(r.out, HasSubstr(": cholesky {fallback} ("));
+  EXPECT_THAT(r.out, HasSubstr(": fused["));
+  EXPECT_THAT(r.out, Not(HasSubstr(" donated")));
+  EXPECT_EQ(linesStartingWith(r.out, "  memory: peak ").size(), 1u) << r.out;
+
+  // Donating xi lets the last step write the result over it.
+  ToolResult donated = runQuiet({"dump", "--lowered", "--donate=xi", kEnkf});
+  ASSERT_EQ(donated.exitCode, 0) << donated.describe();
+  EXPECT_THAT(donated.out, HasSubstr("%xi: f64[6,6] donated"));
+  EXPECT_THAT(donated.out, HasSubstr("in place of %xi)"));
+}
+
+TEST(GraphcDump, LoweredRunsOnlyTheNamedPasses) {
+  ToolResult r = runQuiet({"dump", "--lowered", "--passes=canonicalize", kEnkf});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_THAT(r.out, HasSubstr(": solve (")) << "without lower-linalg the solve stays LU";
+  EXPECT_THAT(r.out, Not(HasSubstr("cholesky")));
+}
+
+TEST(GraphcDump, LoweredFlagMisuseIsAUsageError) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"dump", "--donate=xi", kEnkf},
+                                        {"dump", "--lowered", "--after=all", kEnkf},
+                                        {"dump", "--lowered", "--format=dot", kEnkf}}) {
+    ToolResult r = runQuiet(args);
+    EXPECT_EQ(r.exitCode, 2) << r.describe();
+    EXPECT_THAT(r.err, HasSubstr("--"));
+  }
 }

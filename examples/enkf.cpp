@@ -12,7 +12,9 @@
 #include "examples/Timing.h"
 
 #include "ir/Printer.h"
+#include "passes/PassManager.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +28,29 @@ namespace {
 double norm(Tensor t) {
   Tensor n = sqrt(sum(square(cast(t, DType::F64))));
   return n.array().getDouble({});
+}
+
+/// What the compiler made of the plain solve: the library calls of the optimized
+/// graph, e.g. "syrk, cholesky, 2 x triangular_solve, matmul" (in graph order).
+std::string libraryCalls(int64_t n, DType dtype) {
+  std::unique_ptr<ir::Graph> g =
+      passes::runPipeline(*examples::traceEnkf(n, dtype), passes::defaultPipeline());
+  std::vector<std::pair<std::string, int>> calls;
+  for (const ir::Node* node : g->nodes()) {
+    if (node->kind() != ir::OpKind::Linalg)
+      continue;
+    std::string op = ir::opName(node->op()).str();
+    auto it =
+        std::find_if(calls.begin(), calls.end(), [&](const auto& c) { return c.first == op; });
+    if (it == calls.end())
+      calls.emplace_back(op, 1);
+    else
+      ++it->second;
+  }
+  std::string out;
+  for (const auto& [op, count] : calls)
+    out += (out.empty() ? "" : ", ") + (count > 1 ? fmt::format("{} x {}", count, op) : op);
+  return out;
 }
 
 int run(int argc, char** argv) {
@@ -69,6 +94,7 @@ int run(int argc, char** argv) {
   double ms = examples::medianMs(repeats, [&] { out = update(xi, y, obs); });
   fmt::print("trace + compile + first run: {:.1f} ms; median of {} runs: {:.3f} ms\n", firstMs,
              repeats, ms);
+  fmt::print("library calls after the passes: {}\n", libraryCalls(n, dtype));
 
   // Residual of the solve the update makes, evaluated eagerly on the same backend:
   // ||S z - D|| / ||D|| with S = C_yy + 0.1 I, D = obs - y; and the update against it.

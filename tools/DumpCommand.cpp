@@ -3,10 +3,11 @@
 // Parses and verifies a .gir module and prints it again, in the text format (the
 // canonical form: every type spelled out, one node per line) or as Graphviz DOT.
 // With --after=PASS it runs the pass pipeline instead and prints each graph after
-// every run of PASS (or after every pass, and the input first, with --after=all),
-// each block under a comment line naming the pass and what it changed, so the
-// output still parses. With --lowered it runs the pipeline and prints the lowered
-// program: fused kernels and library calls over planned buffer slots, peak memory.
+// every run of PASS (or, with --after=all, the input, the graph after every pass and
+// the lowered program), each block under a comment line naming the stage and what
+// it changed, so a single block still parses. With --lowered it runs the pipeline
+// and prints the lowered program: fused kernels and library calls over planned
+// buffer slots, with peak memory.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/ArgParser.h"
@@ -43,7 +44,7 @@ void dumpAfter(const ir::Module& module, const PipelineFlags& flags, llvm::Strin
                printGraphText(g, flags.facts()));
     first = false;
   };
-  flags.run(
+  ir::Module optimized = flags.run(
       module,
       [&](const ir::Graph& g) {
         if (all)
@@ -53,6 +54,9 @@ void dumpAfter(const ir::Module& module, const PipelineFlags& flags, llvm::Strin
         if (all || pass.name == after)
           printBlock(fmt::format("after {}: {}", pass.name.str(), stats.str()), g);
       });
+  if (all) // the last stage: the lowered program of each graph
+    for (const auto& g : optimized.graphs)
+      fmt::print("\n// ----- lowered -----\n{}", passes::printLoweredProgram(*g));
 }
 
 /// `graphc dump --lowered`: the program of each optimized graph; parameters named in

@@ -227,6 +227,20 @@ Array Array::reshaped(llvm::ArrayRef<int64_t> shape) const {
   return view(shape, contiguousStrides(shape));
 }
 
+Array Array::reinterpret(DType dtype, llvm::ArrayRef<int64_t> shape) const {
+  int64_t bytes = ir::numElements(shape) * ir::dtypeSize(dtype);
+  if (!isContiguous() || bytes > (hi_ - lo_) * elementSize())
+    throw Error(fmt::format("Array::reinterpret: {} does not fit in {}",
+                            ir::TensorType(dtype, shape).str(), type().str()));
+  Array v = *this;
+  v.dtype_ = dtype;
+  v.shape_.assign(shape.begin(), shape.end());
+  v.strides_ = contiguousStrides(shape);
+  v.lo_ = 0;
+  v.hi_ = ir::numElements(shape);
+  return v;
+}
+
 void Array::throwCount(int64_t got, int64_t want) {
   throw Error(fmt::format("array data has {} elements but the shape needs {}", got, want));
 }

@@ -190,6 +190,9 @@ public:
              int64_t offset = 0) const;
   /// A view with another shape of the same element count; needs a contiguous array.
   Array reshaped(llvm::ArrayRef<int64_t> shape) const;
+  /// A dense array of another element type over the bytes of this contiguous one,
+  /// which must hold at least as many: buffer slots hold values of any type.
+  Array reinterpret(DType dtype, llvm::ArrayRef<int64_t> shape) const;
 
   //===--- Printing -------------------------------------------------------===//
 

@@ -1,9 +1,13 @@
-//===- runtime/cpu/CpuBackend.cpp - The CPU backend -----------------------===//
+//===- runtime/cpu/CpuBackend.cpp - The CPU backends ----------------------===//
 //
-// compile() copies the live nodes of a graph (those the outputs depend on) into a
-// list of Steps in topological order and notes each step's last use. run() walks
-// the steps, hands each one's operands to the kernel of its op family and drops
-// intermediate arrays after their last use.
+// Two backends share the kernels of this folder:
+//  - "cpu" runs the lowered program (runtime/cpu/ProgramExecutable.cpp): fused
+//    kernels over planned buffers, library calls through BLAS/LAPACK.
+//  - "cpu-unfused" runs the graph node by node, each op's own kernel writing a new
+//    array: the reference the fused backend is tested against, and the baseline of
+//    the fusion benchmarks. compile() copies the live nodes into a list of Steps in
+//    topological order and notes each one's last use; run() walks the steps and
+//    drops intermediate arrays after their last use.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/CpuBackend.h"
@@ -15,6 +19,12 @@
 namespace graphc {
 namespace cpu {
 
+Step Step::of(const ir::Node& n) {
+  Step s{n.op(), n.attrs(), {}, {}, n.name(), n.loc()};
+  s.types.assign(n.types().begin(), n.types().end());
+  return s;
+}
+
 void Step::fail(const std::string& message) const {
   std::string who = ir::opName(op).str();
   if (!name.empty())
@@ -24,11 +34,28 @@ void Step::fail(const std::string& message) const {
   throw Error(fmt::format("{}: {}", who, message), loc);
 }
 
+Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands) {
+  switch (ir::opInfo(s.op).kind) {
+  case ir::OpKind::Source:
+    return runSource(s);
+  case ir::OpKind::Shape:
+    return runShapeOp(s, operands);
+  case ir::OpKind::Reduce:
+    return runReduce(s, operands);
+  case ir::OpKind::Linalg:
+    return runLinalg(s, operands);
+  case ir::OpKind::Assume: // the identity: the result shares the operand's memory
+    return {operands[0]};
+  default:
+    return runElementwise(s, operands);
+  }
+}
+
 namespace {
 
-class CpuExecutable final : public Executable {
+class NodeExecutable final : public Executable {
 public:
-  explicit CpuExecutable(const ir::Graph& g) : Executable(Signature::of(g)) {
+  explicit NodeExecutable(const ir::Graph& g) : Executable(Signature::of(g)) {
     // Liveness: the nodes the outputs reach.
     std::vector<bool> live(g.nodes().size(), false);
     for (ir::Value v : g.outputs())
@@ -42,8 +69,7 @@ public:
     for (const ir::Node* n : g.nodes()) {
       if (!live[n->id()])
         continue;
-      Step s{n->op(), n->attrs(), {}, {}, n->name(), n->loc()};
-      s.types.assign(n->types().begin(), n->types().end());
+      Step s = Step::of(*n);
       for (ir::Value v : n->operands())
         s.operands.push_back({stepOf[v.node->id()], v.index});
       stepOf[n->id()] = static_cast<unsigned>(steps_.size());
@@ -83,22 +109,9 @@ protected:
 private:
   static Arrays runStep(const Step& s, llvm::ArrayRef<Array> operands,
                         llvm::ArrayRef<Array> inputs) {
-    switch (ir::opInfo(s.op).kind) {
-    case ir::OpKind::Source:
-      if (s.op == ir::Op::Parameter) // kernels read contiguous arrays only
-        return {inputs[s.attrs.getInt("index")].contiguous()};
-      return runSource(s);
-    case ir::OpKind::Shape:
-      return runShapeOp(s, operands);
-    case ir::OpKind::Reduce:
-      return runReduce(s, operands);
-    case ir::OpKind::Linalg:
-      return runLinalg(s, operands);
-    case ir::OpKind::Assume: // the identity: the result shares the operand's memory
-      return {operands[0]};
-    default:
-      return runElementwise(s, operands);
-    }
+    if (s.op == ir::Op::Parameter) // kernels read contiguous arrays only
+      return {inputs[s.attrs.getInt("index")].contiguous()};
+    return runNode(s, operands);
   }
 
   std::vector<Step> steps_;
@@ -109,27 +122,34 @@ private:
 
 class CpuBackend final : public Backend {
 public:
-  llvm::StringRef name() const override { return "cpu"; }
+  explicit CpuBackend(bool fuse) : fuse_(fuse) {}
+  llvm::StringRef name() const override { return fuse_ ? "cpu" : "cpu-unfused"; }
   std::unique_ptr<Executable> compile(const ir::Graph& g) override {
-    return std::make_unique<CpuExecutable>(g);
+    if (fuse_)
+      return compileProgram(g);
+    return std::make_unique<NodeExecutable>(g);
   }
+
+private:
+  bool fuse_;
 };
 
 } // namespace
 } // namespace cpu
 
-std::unique_ptr<Backend> createCpuBackend() {
-  return std::make_unique<cpu::CpuBackend>();
+std::unique_ptr<Backend> createCpuBackend(bool fuse) {
+  return std::make_unique<cpu::CpuBackend>(fuse);
 }
 
 } // namespace graphc
 
-/// Registers "cpu" at static-initialization time. The linker keeps this object file
+/// Registers "cpu" and "cpu-unfused" at static-initialization time. The linker keeps this object file
 /// because graphc_cpu's consumers link with --undefined=graphc_cpu_backend_anchor.
 extern "C" {
 extern int graphc_cpu_backend_anchor;
 int graphc_cpu_backend_anchor = [] {
-  graphc::registerBackend("cpu", [] { return graphc::createCpuBackend(); });
+  graphc::registerBackend("cpu", [] { return graphc::createCpuBackend(true); });
+  graphc::registerBackend("cpu-unfused", [] { return graphc::createCpuBackend(false); });
   return 0;
 }();
 }

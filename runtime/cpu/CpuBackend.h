@@ -16,7 +16,8 @@
 
 namespace graphc {
 
-/// A new CPU backend. Most code calls getBackend("cpu") instead.
-std::unique_ptr<Backend> createCpuBackend();
+/// A new CPU backend: "cpu" running fused kernels when `fuse`, "cpu-unfused"
+/// running node by node otherwise. Most code calls getBackend("cpu") instead.
+std::unique_ptr<Backend> createCpuBackend(bool fuse = true);
 
 } // namespace graphc

@@ -256,22 +256,22 @@ template <typename T> void compare(const Step& s, const T* x, const T* y, bool* 
   }
 }
 
-void logical(const Step& s, llvm::ArrayRef<Array> xs, bool* o, int64_t n) {
-  const bool* a = xs[0].data<bool>();
-  const bool* b = xs.size() > 1 ? xs[1].data<bool>() : nullptr;
+void logical(const Step& s, llvm::ArrayRef<const void*> xs, bool* o, int64_t n) {
+  const bool* a = static_cast<const bool*>(xs[0]);
+  const bool* b = xs.size() > 1 ? static_cast<const bool*>(xs[1]) : nullptr;
   for (int64_t i = 0; i < n; ++i)
     o[i] = s.op == Op::Not ? !a[i] : s.op == Op::And ? (a[i] && b[i]) : (a[i] || b[i]);
 }
 
 /// cast: C conversion; to bool is `!= 0`. Float to integer truncates toward zero.
-void cast(const Array& x, Array& out) {
-  visitDType(x.dtype(), [&](auto from) {
-    using S = typename decltype(from)::type;
-    visitDType(out.dtype(), [&](auto to) {
-      using D = typename decltype(to)::type;
-      const S* a = x.data<S>();
-      D* o = out.data<D>();
-      for (int64_t i = 0, n = x.numel(); i < n; ++i) {
+void cast(DType from, const void* x, DType to, void* out, int64_t n) {
+  visitDType(from, [&](auto fromTag) {
+    using S = typename decltype(fromTag)::type;
+    visitDType(to, [&](auto toTag) {
+      using D = typename decltype(toTag)::type;
+      const S* a = static_cast<const S*>(x);
+      D* o = static_cast<D*>(out);
+      for (int64_t i = 0; i < n; ++i) {
         if constexpr (std::is_same_v<D, bool>)
           o[i] = a[i] != S(0);
         else
@@ -298,48 +298,48 @@ Arrays runSource(const Step& s) {
   }
 }
 
-Arrays runElementwise(const Step& s, llvm::ArrayRef<Array> xs) {
-  Array out = Array::empty(s.type().dtype, s.type().shape);
-  int64_t n = out.numel();
+void applyElementwise(const Step& s, DType operandType, llvm::ArrayRef<const void*> xs, void* out,
+                      int64_t n) {
+  auto in = [&](auto tag, size_t i) {
+    return static_cast<const typename decltype(tag)::type*>(xs[i]);
+  };
+  auto result = [&](auto tag) { return static_cast<typename decltype(tag)::type*>(out); };
   switch (ir::opInfo(s.op).kind) {
   case ir::OpKind::Unary:
-    visitNumeric(s, xs[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      unary<T>(s, xs[0].data<T>(), out.data<T>(), n);
-    });
-    break;
+    return visitNumeric(s, operandType,
+                        [&](auto t) { unary(s, in(t, 0), result(t), n); });
   case ir::OpKind::Binary:
-    visitNumeric(s, xs[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      binary<T>(s, xs[0].data<T>(), xs[1].data<T>(), out.data<T>(), n);
-    });
-    break;
+    return visitNumeric(s, operandType,
+                        [&](auto t) { binary(s, in(t, 0), in(t, 1), result(t), n); });
   case ir::OpKind::Compare:
-    visitDType(xs[0].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      compare<T>(s, xs[0].data<T>(), xs[1].data<T>(), out.data<bool>(), n);
+    return visitDType(operandType, [&](auto t) {
+      compare(s, in(t, 0), in(t, 1), static_cast<bool*>(out), n);
     });
-    break;
   case ir::OpKind::Logical:
-    logical(s, xs, out.data<bool>(), n);
-    break;
+    return logical(s, xs, static_cast<bool*>(out), n);
   case ir::OpKind::Select:
-    visitDType(out.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const bool* c = xs[0].data<bool>();
-      const T* a = xs[1].data<T>();
-      const T* b = xs[2].data<T>();
-      T* o = out.data<T>();
+    return visitDType(s.type().dtype, [&](auto t) {
+      const bool* c = static_cast<const bool*>(xs[0]);
+      const auto *a = in(t, 1), *b = in(t, 2);
+      auto* o = result(t);
       for (int64_t i = 0; i < n; ++i)
         o[i] = c[i] ? a[i] : b[i];
     });
-    break;
   case ir::OpKind::Cast:
-    cast(xs[0], out);
-    break;
+    return cast(operandType, xs[0], s.type().dtype, out, n);
   default:
     s.fail("internal error: not an elementwise op");
   }
+}
+
+Arrays runElementwise(const Step& s, llvm::ArrayRef<Array> xs) {
+  Array out = Array::empty(s.type().dtype, s.type().shape);
+  llvm::SmallVector<const void*, 3> data;
+  for (const Array& x : xs)
+    data.push_back(x.rawData());
+  // select's first operand is the bool condition; its values set the operand type.
+  DType operandType = xs[ir::opInfo(s.op).kind == ir::OpKind::Select ? 1 : 0].dtype();
+  applyElementwise(s, operandType, data, out.rawData(), out.numel());
   return {out};
 }
 

@@ -15,9 +15,11 @@
 #pragma once
 
 #include "ir/Attr.h"
+#include "ir/Graph.h"
 #include "ir/Op.h"
 #include "ir/Types.h"
 #include "runtime/core/Array.h"
+#include "runtime/core/Backend.h"
 #include "support/Error.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -42,17 +44,42 @@ struct Step {
   std::string name;
   SourceLoc loc;
 
+  /// The step running `n` (operands left empty).
+  static Step of(const ir::Node& n);
+
   const ir::TensorType& type(unsigned i = 0) const { return types[i]; }
   /// Throws graphc::Error "op (%name): message" at the node's location; a
   /// graphc::FallbackError for a step marked {fallback}.
   [[noreturn]] void fail(const std::string& message) const;
 };
 
+/// Runs any non-parameter node by its op family.
+Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands);
+/// Compiles `g` to its lowered program (the "cpu" backend's executables).
+std::unique_ptr<Executable> compileProgram(const ir::Graph& g);
+
 Arrays runSource(const Step& s);
 Arrays runElementwise(const Step& s, llvm::ArrayRef<Array> operands);
+/// The elementwise op of `s` on `n` dense elements of each operand (of element type
+/// `operandType`; select's are its second and third) into `out`.
+void applyElementwise(const Step& s, DType operandType, llvm::ArrayRef<const void*> operands,
+                      void* out, int64_t n);
 Arrays runShapeOp(const Step& s, llvm::ArrayRef<Array> operands);
 Arrays runReduce(const Step& s, llvm::ArrayRef<Array> operands);
 Arrays runLinalg(const Step& s, llvm::ArrayRef<Array> operands);
+
+/// max, min, mean, argmax and argmin over zero elements: the error of reduction `s`.
+[[noreturn]] void failEmptyReduction(const Step& s, const ir::TensorType& input);
+
+/// For max, min, argmax and argmin: does `a` replace the running extreme `b`? NaN
+/// wins, as in NumPy; on ties the first element stays.
+template <typename T> bool reductionPrefers(ir::Op op, T a, T b) {
+  if (b != b)
+    return false;
+  if (a != a)
+    return true;
+  return (op == ir::Op::Max || op == ir::Op::Argmax) ? a > b : a < b;
+}
 
 /// visitDType restricted to numeric dtypes; bool is an internal error (the typing
 /// rules exclude it before a kernel runs).

@@ -21,15 +21,6 @@ using ir::Op;
 
 template <typename T> constexpr bool kIsFloat = std::is_floating_point_v<T>;
 
-/// `better(a, b)`: a replaces the running extreme b. NaN wins, as in NumPy.
-template <typename T> bool better(Op op, T a, T b) {
-  if (b != b)
-    return false;
-  if (a != a)
-    return true;
-  return (op == Op::Max || op == Op::Argmax) ? a > b : a < b;
-}
-
 /// Reduces each of `outer` contiguous runs of `inner` elements of `x` into `o`.
 template <typename T, typename R>
 void reduceRuns(const Step& s, const T* x, R* o, int64_t outer, int64_t inner) {
@@ -55,7 +46,7 @@ void reduceRuns(const Step& s, const T* x, R* o, int64_t outer, int64_t inner) {
     default: { // max, min, argmax, argmin
       int64_t best = 0;
       for (int64_t i = 1; i < inner; ++i)
-        if (better(s.op, p[i], p[best]))
+        if (reductionPrefers(s.op, p[i], p[best]))
           best = i;
       o[r] = (s.op == Op::Argmax || s.op == Op::Argmin) ? static_cast<R>(best)
                                                         : static_cast<R>(p[best]);
@@ -66,6 +57,11 @@ void reduceRuns(const Step& s, const T* x, R* o, int64_t outer, int64_t inner) {
 }
 
 } // namespace
+
+void failEmptyReduction(const Step& s, const ir::TensorType& input) {
+  s.fail(fmt::format("reduction over zero elements (axes {} of {})",
+                     ir::shapeString(s.attrs.getInts("axes")), input.str()));
+}
 
 Arrays runReduce(const Step& s, llvm::ArrayRef<Array> xs) {
   const Array& x = xs[0];
@@ -83,8 +79,7 @@ Arrays runReduce(const Step& s, llvm::ArrayRef<Array> xs) {
   int64_t outer = ir::numElements(keptShape), inner = ir::numElements(reducedShape);
   bool needsElements = s.op != Op::Sum && s.op != Op::Prod;
   if (inner == 0 && needsElements)
-    s.fail(fmt::format("reduction over zero elements (axes {} of {})", ir::shapeString(axes),
-                       x.type().str()));
+    failEmptyReduction(s, x.type());
   Array out = Array::empty(s.type().dtype, s.type().shape);
   if (outer == 0)
     return {out};

@@ -1,0 +1,324 @@
+//===- codegen/Kernel.cpp - A fusion group as a loop body -----------------===//
+//
+// buildKernel walks from each output toward the group's inputs, carrying the index
+// map from the current space to the value being visited. The map has two forms:
+// per axis of the value, the space axis it follows (or none: index 0), which
+// broadcasts need; or the value's flat index as an affine function of the space
+// point, which a reshape that regroups axes produces. Instructions are memoized by
+// (value, space, map), so a value read the same way twice is computed once.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Kernel.h"
+
+#include "ir/Printer.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <tuple>
+
+namespace graphc::codegen {
+namespace {
+
+using ir::Node;
+using ir::Op;
+using ir::Value;
+
+/// An index map from a space point to a value's index.
+struct Map {
+  bool flat = false;
+  ir::Shape axes;    ///< !flat: per value axis, the space axis it follows, or -1
+  ir::Shape strides; ///< flat: the value's flat index is sum p[k] * strides[k]
+
+  static Map identity(size_t rank) {
+    Map m;
+    for (size_t i = 0; i < rank; ++i)
+      m.axes.push_back(static_cast<int64_t>(i));
+    return m;
+  }
+  auto key() const { return std::tie(flat, axes, strides); }
+};
+
+/// The axes without the unit ones.
+ir::Shape squeezed(llvm::ArrayRef<int64_t> shape) {
+  ir::Shape s;
+  for (int64_t d : shape)
+    if (d != 1)
+      s.push_back(d);
+  return s;
+}
+
+struct Unsupported {
+  std::string why;
+};
+
+class Builder {
+public:
+  Builder(const std::vector<const Node*>& nodes, Kernel& k) : nodes_(nodes), k_(k) {}
+
+  int emitOutput(Value v, Space space) {
+    Map m;
+    m.flat = true;
+    m.strides = denseStrides(k_.shape(space));
+    return emit(v, space, m);
+  }
+
+private:
+  bool isMember(const Node* n) const {
+    return std::find(nodes_.begin(), nodes_.end(), n) != nodes_.end();
+  }
+
+  /// `m` in per-axis form for a value of `shape`, or Unsupported.
+  Map toAxes(const Map& m, llvm::ArrayRef<int64_t> shape, Space space) const {
+    if (!m.flat)
+      return m;
+    const ir::Shape& spaceShape = k_.shape(space);
+    ir::Shape dense = denseStrides(shape);
+    Map out;
+    std::vector<bool> used(spaceShape.size(), false);
+    for (size_t j = 0; j < shape.size(); ++j) {
+      int64_t axis = -1;
+      for (size_t a = 0; a < spaceShape.size() && shape[j] != 1; ++a)
+        if (!used[a] && spaceShape[a] == shape[j] && m.strides[a] == dense[j]) {
+          axis = static_cast<int64_t>(a);
+          break;
+        }
+      if (axis < 0 && shape[j] != 1)
+        throw Unsupported{"a broadcast below a reshape that regroups axes"};
+      if (axis >= 0)
+        used[axis] = true;
+      out.axes.push_back(axis);
+    }
+    for (size_t a = 0; a < spaceShape.size(); ++a)
+      if (!used[a] && spaceShape[a] != 1 && m.strides[a] != 0)
+        throw Unsupported{"a broadcast below a reshape that regroups axes"};
+    return out;
+  }
+
+  /// `m` in flat form for a value of `shape`.
+  Map toFlat(const Map& m, llvm::ArrayRef<int64_t> shape, Space space) const {
+    if (m.flat)
+      return m;
+    Map out;
+    out.flat = true;
+    out.strides.assign(k_.shape(space).size(), 0);
+    ir::Shape dense = denseStrides(shape);
+    for (size_t j = 0; j < shape.size(); ++j)
+      if (m.axes[j] >= 0)
+        out.strides[m.axes[j]] += dense[j];
+    return out;
+  }
+
+  int add(Inst inst) {
+    k_.insts.push_back(std::move(inst));
+    return static_cast<int>(k_.insts.size()) - 1;
+  }
+
+  int emit(Value v, Space space, const Map& m) {
+    auto key = std::make_tuple(v.node, v.index, space, m.flat, std::vector<int64_t>(m.axes.begin(), m.axes.end()),
+                               std::vector<int64_t>(m.strides.begin(), m.strides.end()));
+    if (auto it = memo_.find(key); it != memo_.end())
+      return it->second;
+    int id = emitNew(v, space, m);
+    memo_[key] = id;
+    return id;
+  }
+
+  int emitNew(Value v, Space space, const Map& m) {
+    const Node& n = *v.node;
+    const ir::Shape& shape = v.type().shape;
+    if (!isMember(&n)) {
+      Inst load{Inst::Kind::Load, space, v.type().dtype};
+      auto it = std::find(k_.inputs.begin(), k_.inputs.end(), v);
+      load.input = static_cast<int>(it - k_.inputs.begin());
+      if (it == k_.inputs.end())
+        k_.inputs.push_back(v);
+      load.strides = toFlat(m, shape, space).strides;
+      return add(std::move(load));
+    }
+    switch (passes::fusionRole(n)) {
+    case passes::FusionRole::Elementwise: {
+      Inst c{Inst::Kind::Compute, space, v.type().dtype, &n};
+      for (Value operand : n.operands())
+        c.args.push_back(emit(operand, space, m));
+      return add(std::move(c));
+    }
+    case passes::FusionRole::Relabel:
+      return emit(n.operand(0), space, relabel(n, m, space));
+    case passes::FusionRole::Reduction:
+      return emitReduction(v, space, m);
+    default:
+      throw Unsupported{fmt::format("{} cannot be part of a kernel", ir::opName(n.op()))};
+    }
+  }
+
+  /// The map of the operand of broadcast_to or reshape `n` read through `m`.
+  Map relabel(const Node& n, const Map& m, Space space) const {
+    const ir::Shape& from = n.operand(0).type().shape;
+    const ir::Shape& to = n.type().shape;
+    if (n.op() == Op::BroadcastTo) {
+      Map am = toAxes(m, to, space), out;
+      size_t offset = to.size() - from.size();
+      for (size_t j = 0; j < from.size(); ++j)
+        out.axes.push_back(from[j] == 1 ? -1 : am.axes[j + offset]);
+      return out;
+    }
+    if (m.flat || squeezed(from) != squeezed(to))
+      return toFlat(m, to, space); // a reshape keeps the flat index
+    // Only unit axes come or go: the other axes keep their space axes, in order.
+    Map out;
+    size_t j = 0;
+    for (int64_t d : from) {
+      while (to[j] == 1 && d != 1)
+        ++j;
+      out.axes.push_back(d == 1 ? -1 : m.axes[j++]);
+    }
+    return out;
+  }
+
+  int emitReduction(Value v, Space space, const Map& m) {
+    const ir::Shape& shape = v.type().shape;
+    Map am = toAxes(m, shape, space);
+    // In the reduced space each axis of the value follows itself; in the domain, the
+    // kept domain axis it stands for (a keepdims unit axis follows none).
+    bool keepdims = shape.size() == k_.domain.size();
+    ir::Shape follows;
+    for (size_t a = 0; a < k_.domain.size(); ++a) {
+      bool reduced = std::count(k_.reduceAxes.begin(), k_.reduceAxes.end(), a) != 0;
+      if (!reduced || keepdims)
+        follows.push_back(reduced ? -1 : static_cast<int64_t>(a));
+    }
+    for (size_t j = 0; j < shape.size(); ++j) {
+      int64_t want = space == Space::Reduced ? static_cast<int64_t>(j) : follows[j];
+      if (shape[j] != 1 && am.axes[j] != want)
+        throw Unsupported{"a reduced value is read outside its segment"};
+    }
+    if (space == Space::Domain) {
+      Inst seg{Inst::Kind::Segment, Space::Domain, v.type().dtype};
+      seg.args.push_back(emit(v, Space::Reduced, Map::identity(shape.size())));
+      return add(std::move(seg));
+    }
+    Inst r{Inst::Kind::Reduce, Space::Reduced, v.type().dtype, v.node};
+    r.args.push_back(emit(v.node->operand(0), Space::Domain, Map::identity(k_.domain.size())));
+    return add(std::move(r));
+  }
+
+  const std::vector<const Node*>& nodes_;
+  Kernel& k_;
+  std::map<std::tuple<const Node*, unsigned, Space, bool, std::vector<int64_t>, std::vector<int64_t>>,
+           int>
+      memo_;
+};
+
+/// The space an output of `k` lives in: the reduced space when its element count is
+/// the reduced one (and, when both counts agree, when it is a reduction's result).
+Space outputSpace(const Kernel& k, Value v) {
+  if (!k.hasReduction())
+    return Space::Domain;
+  int64_t count = v.type().numel();
+  int64_t domain = ir::numElements(k.domain), reduced = ir::numElements(k.reducedShape);
+  if (count != reduced)
+    return Space::Domain;
+  if (count != domain)
+    return Space::Reduced;
+  return passes::fusionRole(*v.node) == passes::FusionRole::Reduction ? Space::Reduced
+                                                                      : Space::Domain;
+}
+
+} // namespace
+
+ir::Shape denseStrides(llvm::ArrayRef<int64_t> shape) {
+  ir::Shape strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+int64_t Kernel::segmentSize() const {
+  int64_t n = 1;
+  for (int64_t a : reduceAxes)
+    n *= domain[a];
+  return n;
+}
+
+ir::Shape Kernel::segmentStrides() const {
+  ir::Shape kept;
+  for (size_t a = 0; a < domain.size(); ++a)
+    if (std::count(reduceAxes.begin(), reduceAxes.end(), a) == 0)
+      kept.push_back(domain[a]);
+  ir::Shape dense = denseStrides(kept), out;
+  for (size_t a = 0, j = 0; a < domain.size(); ++a)
+    out.push_back(std::count(reduceAxes.begin(), reduceAxes.end(), a) ? 0 : dense[j++]);
+  return out;
+}
+
+bool Kernel::segmentsContiguous() const {
+  for (size_t i = 0; i < reduceAxes.size(); ++i)
+    if (reduceAxes[reduceAxes.size() - 1 - i] != static_cast<int64_t>(domain.size() - 1 - i))
+      return false;
+  return true;
+}
+
+std::variant<Kernel, std::string> buildKernel(const std::vector<const Node*>& nodes,
+                                              const std::vector<Value>& outputs) {
+  Kernel k;
+  k.domain = nodes.back()->type().shape;
+  for (const Node* n : nodes) {
+    if (n->kind() != ir::OpKind::Reduce)
+      continue;
+    // The reduction stage: sibling reductions share their input shape, axes, keepdims.
+    k.reduces = true;
+    k.domain = n->operand(0).type().shape;
+    k.reducedShape = n->type().shape;
+    k.reduceAxes = n->attrs().getInts("axes");
+    std::sort(k.reduceAxes.begin(), k.reduceAxes.end());
+    break;
+  }
+  Builder b(nodes, k);
+  try {
+    for (Value v : outputs) {
+      Space space = outputSpace(k, v);
+      k.outputs.push_back({v, b.emitOutput(v, space), space});
+    }
+  } catch (const Unsupported& u) {
+    return u.why;
+  }
+  return k;
+}
+
+std::string printKernel(const Kernel& k) {
+  std::string out = fmt::format("kernel domain {}", ir::shapeString(k.domain));
+  if (k.hasReduction())
+    out += fmt::format(" reduced {} axes {}", ir::shapeString(k.reducedShape),
+                       ir::shapeString(k.reduceAxes));
+  out += "\n";
+  for (size_t i = 0; i < k.inputs.size(); ++i)
+    out += fmt::format("  in{}: {}\n", i, k.inputs[i].type().str());
+  for (size_t i = 0; i < k.insts.size(); ++i) {
+    const Inst& inst = k.insts[i];
+    std::string args;
+    for (int a : inst.args)
+      args += fmt::format("{}%{}", args.empty() ? "" : ", ", a);
+    std::string what;
+    switch (inst.kind) {
+    case Inst::Kind::Load:
+      what = fmt::format("load in{} {}", inst.input, ir::shapeString(inst.strides));
+      break;
+    case Inst::Kind::Compute:
+    case Inst::Kind::Reduce:
+      what = fmt::format("{} {}", ir::opName(inst.node->op()), args);
+      break;
+    case Inst::Kind::Segment:
+      what = "segment " + args;
+      break;
+    }
+    out += fmt::format("  %{} = {} : {}{}\n", i, what, ir::dtypeName(inst.dtype),
+                       inst.space == Space::Reduced ? " (reduced)" : "");
+  }
+  for (size_t i = 0; i < k.outputs.size(); ++i)
+    out += fmt::format("  out{} = %{}{}\n", i, k.outputs[i].inst,
+                       k.outputs[i].space == Space::Reduced ? " (reduced)" : "");
+  return out;
+}
+
+} // namespace graphc::codegen

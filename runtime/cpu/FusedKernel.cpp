@@ -1,0 +1,327 @@
+//===- runtime/cpu/FusedKernel.cpp - Running a kernel on the CPU ----------===//
+//
+// Reductions follow runtime/cpu/Reduce.cpp exactly: floating-point sums and
+// products accumulate in double, integer ones wrap around in their own type, and
+// the domain is visited in C order, so argmax/argmin keep the first extreme.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/FusedKernel.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace graphc::cpu {
+
+using codegen::Inst;
+using codegen::Space;
+using ir::Op;
+
+namespace {
+
+/// Points per block: the per-instruction scratch of a block stays in the L1/L2 cache.
+constexpr int64_t kBlock = 2048;
+
+/// The offsets sum p[k] * strides[k] of the `n` points of `shape` from flat `start`.
+void affineOffsets(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides, int64_t start,
+                   int64_t n, int64_t* out) {
+  size_t rank = shape.size();
+  if (rank == 0) {
+    std::fill(out, out + n, 0);
+    return;
+  }
+  ir::Shape index(rank);
+  int64_t rest = start, offset = 0;
+  for (size_t a = rank; a-- > 0;) {
+    index[a] = rest % shape[a];
+    rest /= shape[a];
+    offset += index[a] * strides[a];
+  }
+  int64_t last = shape[rank - 1], step = strides[rank - 1];
+  for (int64_t e = 0; e < n;) {
+    int64_t run = std::min(n - e, last - index[rank - 1]);
+    for (int64_t j = 0; j < run; ++j)
+      out[e + j] = offset + j * step;
+    e += run;
+    offset += run * step;
+    index[rank - 1] += run;
+    for (size_t a = rank - 1; a > 0 && index[a] == shape[a]; --a) {
+      offset += strides[a - 1] - shape[a] * strides[a];
+      index[a] = 0;
+      ++index[a - 1];
+    }
+  }
+}
+
+/// dst[e] = src[index[e]] for elements of `size` bytes.
+void gather(const void* src, const int64_t* index, int64_t n, int64_t size, void* dst) {
+  auto typed = [&](auto tag) {
+    using T = decltype(tag);
+    const T* s = static_cast<const T*>(src);
+    T* d = static_cast<T*>(dst);
+    for (int64_t e = 0; e < n; ++e)
+      d[e] = s[index[e]];
+  };
+  if (size == 8)
+    typed(uint64_t{});
+  else if (size == 4)
+    typed(uint32_t{});
+  else
+    typed(uint8_t{});
+}
+
+bool needsElements(Op op) {
+  return op != Op::Sum && op != Op::Prod;
+}
+
+/// Marks `inst` and what it reads in its own space; a Segment's reduced operand is
+/// computed in the reduced pass, so the walk stops there.
+void markNeeded(const codegen::Kernel& k, int inst, std::vector<bool>& needed) {
+  if (needed[inst])
+    return;
+  needed[inst] = true;
+  if (k.insts[inst].kind != Inst::Kind::Segment)
+    for (int a : k.insts[inst].args)
+      markNeeded(k, a, needed);
+}
+
+} // namespace
+
+/// Per-call state of run().
+struct FusedKernel::Scratch {
+  llvm::ArrayRef<const void*> inputs;
+  llvm::ArrayRef<void*> outputs;
+  std::vector<std::vector<uint64_t>> buffers; ///< per instruction (8-byte aligned)
+  std::vector<const void*> data;              ///< per instruction: the current block
+  std::vector<int64_t> offsets, segment, position;
+  /// Per reduce instruction and segment of the chunk: the running sum or product
+  /// (double for floats, the wrapped integer otherwise), or the extreme so far.
+  struct Accumulator {
+    std::vector<double> f;
+    std::vector<int64_t> i, best;
+    std::vector<uint8_t> seen;
+  };
+  std::vector<Accumulator> acc;
+};
+
+FusedKernel::FusedKernel(codegen::Kernel kernel) : k_(std::move(kernel)) {
+  size_t n = k_.insts.size();
+  for (const Inst& inst : k_.insts)
+    steps_.push_back(inst.node ? Step::of(*inst.node) : Step{});
+  forReductions_.assign(n, false);
+  forDomainOutputs_.assign(n, false);
+  forReducedOutputs_.assign(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    if (k_.insts[i].space == Space::Reduced)
+      forReducedOutputs_[i] = true;
+    if (k_.insts[i].kind == Inst::Kind::Reduce)
+      markNeeded(k_, k_.insts[i].args[0], forReductions_);
+  }
+  for (const codegen::KernelOutput& o : k_.outputs)
+    if (o.space == Space::Domain)
+      markNeeded(k_, o.inst, forDomainOutputs_);
+  if (k_.hasReduction()) {
+    segmentStrides_ = k_.segmentStrides();
+    // The position within a segment: C order over the reduced axes.
+    ir::Shape reducedExtents;
+    for (int64_t a : k_.reduceAxes)
+      reducedExtents.push_back(k_.domain[a]);
+    ir::Shape dense = codegen::denseStrides(reducedExtents);
+    positionStrides_.assign(k_.domain.size(), 0);
+    for (size_t j = 0; j < k_.reduceAxes.size(); ++j)
+      positionStrides_[k_.reduceAxes[j]] = dense[j];
+  }
+}
+
+void FusedKernel::evaluate(Scratch& sc, Space space, const std::vector<bool>& needed,
+                           int64_t start, int64_t n, int64_t firstSegment) const {
+  const ir::Shape& shape = k_.shape(space);
+  ir::Shape dense = codegen::denseStrides(shape);
+  bool segmentsKnown = false;
+  for (size_t i = 0; i < k_.insts.size(); ++i) {
+    const Inst& inst = k_.insts[i];
+    if (inst.space != space || !needed[i])
+      continue;
+    int64_t size = ir::dtypeSize(inst.dtype);
+    void* out = sc.buffers[i].data();
+    switch (inst.kind) {
+    case Inst::Kind::Load: {
+      const char* in = static_cast<const char*>(sc.inputs[inst.input]);
+      if (inst.strides == dense) { // the input in the space's own order: no copy
+        sc.data[i] = in + start * size;
+        continue;
+      }
+      affineOffsets(shape, inst.strides, start, n, sc.offsets.data());
+      gather(in, sc.offsets.data(), n, size, out);
+      break;
+    }
+    case Inst::Kind::Compute: {
+      llvm::SmallVector<const void*, 3> args;
+      for (int a : inst.args)
+        args.push_back(sc.data[a]);
+      DType operandType = k_.insts[inst.args[inst.node->op() == Op::Select ? 1 : 0]].dtype;
+      applyElementwise(steps_[i], operandType, args, out, n);
+      break;
+    }
+    case Inst::Kind::Reduce: // finishReductions filled the chunk's values
+      break;
+    case Inst::Kind::Segment:
+      if (!segmentsKnown) {
+        affineOffsets(shape, segmentStrides_, start, n, sc.segment.data());
+        for (int64_t e = 0; e < n; ++e)
+          sc.segment[e] -= firstSegment;
+        segmentsKnown = true;
+      }
+      gather(sc.data[inst.args[0]], sc.segment.data(), n, size, out);
+      break;
+    }
+    sc.data[i] = out;
+  }
+}
+
+void FusedKernel::accumulate(Scratch& sc, int64_t start, int64_t n, int64_t firstSegment) const {
+  affineOffsets(k_.domain, segmentStrides_, start, n, sc.segment.data());
+  affineOffsets(k_.domain, positionStrides_, start, n, sc.position.data());
+  const int64_t* seg = sc.segment.data();
+  const int64_t* pos = sc.position.data();
+  for (size_t r = 0; r < k_.insts.size(); ++r) {
+    const Inst& inst = k_.insts[r];
+    if (inst.kind != Inst::Kind::Reduce)
+      continue;
+    const Step& s = steps_[r];
+    Scratch::Accumulator& acc = sc.acc[r];
+    visitNumeric(s, k_.insts[inst.args[0]].dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* x = static_cast<const T*>(sc.data[inst.args[0]]);
+      for (int64_t e = 0; e < n; ++e) {
+        int64_t g = seg[e] - firstSegment;
+        if (s.op == Op::Sum || s.op == Op::Mean || s.op == Op::Prod) {
+          bool add = s.op != Op::Prod;
+          if constexpr (std::is_floating_point_v<T>)
+            acc.f[g] = add ? acc.f[g] + x[e] : acc.f[g] * x[e];
+          else
+            acc.i[g] = add ? wrapAdd(static_cast<T>(acc.i[g]), x[e])
+                           : wrapMul(static_cast<T>(acc.i[g]), x[e]);
+        } else {
+          T best = std::is_floating_point_v<T> ? static_cast<T>(acc.f[g]) : static_cast<T>(acc.i[g]);
+          if (acc.seen[g] && !reductionPrefers(s.op, x[e], best))
+            continue;
+          acc.seen[g] = 1;
+          acc.best[g] = pos[e];
+          if constexpr (std::is_floating_point_v<T>)
+            acc.f[g] = x[e];
+          else
+            acc.i[g] = x[e];
+        }
+      }
+    });
+  }
+}
+
+void FusedKernel::finishReductions(Scratch& sc, int64_t segments) const {
+  double count = static_cast<double>(k_.segmentSize());
+  for (size_t r = 0; r < k_.insts.size(); ++r) {
+    const Inst& inst = k_.insts[r];
+    if (inst.kind != Inst::Kind::Reduce)
+      continue;
+    const Scratch::Accumulator& acc = sc.acc[r];
+    Op op = inst.node->op();
+    bool isFloat = ir::isFloat(k_.insts[inst.args[0]].dtype);
+    visitDType(inst.dtype, [&](auto tag) {
+      using R = typename decltype(tag)::type;
+      R* out = reinterpret_cast<R*>(sc.buffers[r].data());
+      for (int64_t g = 0; g < segments; ++g) {
+        if (op == Op::Argmax || op == Op::Argmin)
+          out[g] = static_cast<R>(acc.best[g]);
+        else if (!isFloat)
+          out[g] = static_cast<R>(op == Op::Mean ? acc.i[g] / static_cast<int64_t>(count) : acc.i[g]);
+        else
+          out[g] = static_cast<R>(op == Op::Mean ? acc.f[g] / count : acc.f[g]);
+      }
+    });
+    sc.data[r] = sc.buffers[r].data();
+  }
+}
+
+void FusedKernel::writeOutputs(Scratch& sc, Space space, int64_t start, int64_t n) const {
+  // Outputs that are an input's own memory go first: an output written in place of
+  // that input must not change them.
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t o = 0; o < k_.outputs.size(); ++o) {
+      const codegen::KernelOutput& out = k_.outputs[o];
+      bool isLoad = k_.insts[out.inst].kind == Inst::Kind::Load;
+      if (out.space != space || isLoad != (pass == 0))
+        continue;
+      int64_t size = ir::dtypeSize(k_.insts[out.inst].dtype);
+      char* dst = static_cast<char*>(sc.outputs[o]) + start * size;
+      if (dst != sc.data[out.inst])
+        std::memmove(dst, sc.data[out.inst], n * size);
+    }
+}
+
+void FusedKernel::run(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs) const {
+  Scratch sc;
+  sc.inputs = inputs;
+  sc.outputs = outputs;
+  int64_t domainSize = ir::numElements(k_.domain);
+  int64_t segments = k_.hasReduction() ? ir::numElements(k_.reducedShape) : 0;
+  int64_t length = k_.segmentSize();
+  int64_t chunk = !k_.hasReduction()     ? 0
+                  : k_.segmentsContiguous() ? std::max<int64_t>(1, kBlock / std::max<int64_t>(length, 1))
+                                          : segments;
+  sc.buffers.resize(k_.insts.size());
+  for (size_t i = 0; i < k_.insts.size(); ++i) {
+    int64_t points = k_.insts[i].space == Space::Domain ? kBlock : chunk;
+    sc.buffers[i].resize((points * ir::dtypeSize(k_.insts[i].dtype) + 7) / 8);
+  }
+  sc.data.assign(k_.insts.size(), nullptr);
+  sc.offsets.resize(std::max(kBlock, chunk));
+  sc.segment.resize(kBlock);
+  sc.position.resize(kBlock);
+
+  auto blocks = [&](int64_t from, int64_t to, auto&& f) {
+    for (int64_t start = from; start < to; start += kBlock)
+      f(start, std::min(kBlock, to - start));
+  };
+  if (!k_.hasReduction()) {
+    blocks(0, domainSize, [&](int64_t start, int64_t n) {
+      evaluate(sc, Space::Domain, forDomainOutputs_, start, n, 0);
+      writeOutputs(sc, Space::Domain, start, n);
+    });
+    return;
+  }
+  sc.acc.resize(k_.insts.size());
+  for (size_t i = 0; i < k_.insts.size(); ++i)
+    if (k_.insts[i].kind == Inst::Kind::Reduce && length == 0 && needsElements(k_.insts[i].node->op()))
+      failEmptyReduction(steps_[i], k_.insts[i].node->operand(0).type());
+  bool domainOutputs = std::any_of(k_.outputs.begin(), k_.outputs.end(),
+                                   [](const auto& o) { return o.space == Space::Domain; });
+  for (int64_t first = 0; first < segments; first += chunk) {
+    int64_t count = std::min(chunk, segments - first);
+    for (size_t i = 0; i < k_.insts.size(); ++i) {
+      if (k_.insts[i].kind != Inst::Kind::Reduce)
+        continue;
+      bool product = k_.insts[i].node->op() == Op::Prod;
+      sc.acc[i].f.assign(count, product ? 1.0 : 0.0);
+      sc.acc[i].i.assign(count, product ? 1 : 0);
+      sc.acc[i].best.assign(count, 0);
+      sc.acc[i].seen.assign(count, 0);
+    }
+    int64_t from = k_.segmentsContiguous() ? first * length : 0;
+    int64_t to = k_.segmentsContiguous() ? (first + count) * length : domainSize;
+    blocks(from, to, [&](int64_t start, int64_t n) {
+      evaluate(sc, Space::Domain, forReductions_, start, n, first);
+      accumulate(sc, start, n, first);
+    });
+    finishReductions(sc, count);
+    evaluate(sc, Space::Reduced, forReducedOutputs_, first, count, first);
+    if (domainOutputs)
+      blocks(from, to, [&](int64_t start, int64_t n) {
+        evaluate(sc, Space::Domain, forDomainOutputs_, start, n, first);
+        writeOutputs(sc, Space::Domain, start, n);
+      });
+    // Last: the domain pass may still read an input a reduced output replaces.
+    writeOutputs(sc, Space::Reduced, first, count);
+  }
+}
+
+} // namespace graphc::cpu

@@ -1,0 +1,50 @@
+//===- runtime/cpu/FusedKernel.h - Running a kernel on the CPU --*- C++ -*-===//
+//
+// Internal to the cpu backend. Interprets a codegen::Kernel over blocks of points:
+// each instruction runs as one typed loop over a block (a few thousand elements),
+// so a group's intermediate values stay in the cache and its inputs and outputs
+// cross memory once. A kernel with a reduction walks the domain a chunk of
+// segments at a time: reduce the chunk, evaluate the reduced-space instructions,
+// then write the chunk's domain outputs while its data is still in the cache.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/Kernel.h"
+#include "runtime/cpu/Kernels.h"
+
+#include <vector>
+
+namespace graphc::cpu {
+
+/// A kernel ready to run on the CPU.
+class FusedKernel {
+public:
+  explicit FusedKernel(codegen::Kernel kernel);
+
+  const codegen::Kernel& kernel() const { return k_; }
+
+  /// Runs the kernel: `inputs` are dense arrays of the kernel's input types,
+  /// `outputs` dense buffers of its outputs' types. An output may be the buffer of
+  /// an input of the same size (in place). Thread-safe: all scratch is per call.
+  void run(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs) const;
+
+private:
+  struct Scratch;
+  /// Evaluates the instructions of `space` in `needed` at the `n` points from
+  /// `start` (flat, in that space), reading segment values from chunk `firstSegment`.
+  void evaluate(Scratch& sc, codegen::Space space, const std::vector<bool>& needed, int64_t start,
+                int64_t n, int64_t firstSegment) const;
+  void accumulate(Scratch& sc, int64_t start, int64_t n, int64_t firstSegment) const;
+  void finishReductions(Scratch& sc, int64_t segments) const;
+  void writeOutputs(Scratch& sc, codegen::Space space, int64_t start, int64_t n) const;
+
+  codegen::Kernel k_;
+  std::vector<Step> steps_;                 ///< per instruction, for ops and errors
+  std::vector<bool> forReductions_;         ///< domain instructions the reductions read
+  std::vector<bool> forDomainOutputs_;      ///< domain instructions the domain outputs read
+  std::vector<bool> forReducedOutputs_;     ///< reduced-space instructions
+  ir::Shape segmentStrides_, positionStrides_; ///< domain point -> segment, position in it
+};
+
+} // namespace graphc::cpu

@@ -1,0 +1,179 @@
+//===- runtime/cpu/ProgramExecutable.cpp - Running a lowered program ------===//
+//
+// The "cpu" backend's executable. compile() copies the graph, lowers it
+// (passes/MemoryPlan.h: fusion partition, steps, buffer slots) and prepares each
+// step once:
+//  - a kernel step becomes a FusedKernel (codegen::Kernel interpreted over blocks);
+//    a group buildKernel cannot express runs node by node, and so do the data
+//    movement ops that are groups alone (transpose, slice, ...);
+//  - a library call runs through the BLAS/LAPACK kernels of Linalg.cpp.
+// run() allocates the plan's slots, then walks the steps. Fused kernels write into
+// their slots, or over a dead input where the plan says so; library calls and lone
+// ops return their own arrays (LAPACK works in place on a copy), which the step
+// binds instead of its slot. A value's array is dropped after its last use.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/FusedKernel.h"
+
+#include "passes/MemoryPlan.h"
+#include "passes/Rewrite.h"
+
+#include <map>
+#include <optional>
+
+namespace graphc::cpu {
+namespace {
+
+using passes::Storage;
+using ir::Value;
+
+/// One step, ready to run.
+struct PreparedStep {
+  const passes::Step* step;
+  std::optional<FusedKernel> kernel; ///< a fused kernel step
+  std::vector<Step> nodes;           ///< otherwise: its nodes, run one by one
+};
+
+class ProgramExecutable final : public Executable {
+public:
+  explicit ProgramExecutable(const ir::Graph& g)
+      : Executable(Signature::of(g)),
+        graph_(passes::rewrite(g, [](passes::Rewriter&, const ir::Node&) {
+          return std::optional<passes::ValueList>();
+        })),
+        program_(passes::lowerToProgram(*graph_)) {
+    for (const ir::Node* c : program_.constants())
+      constants_.push_back(runSource(Step::of(*c))[0]);
+    for (const passes::Step& s : program_.steps())
+      steps_.push_back(prepare(s));
+    lastUse_.assign(graph_->nodes().size(), -1);
+    for (size_t i = 0; i < program_.steps().size(); ++i)
+      for (Value v : program_.steps()[i].inputs)
+        lastUse_[v.node->id()] = static_cast<int>(i);
+    for (Value v : graph_->outputs())
+      lastUse_[v.node->id()] = static_cast<int>(program_.steps().size());
+  }
+
+  llvm::StringRef backendName() const override { return "cpu"; }
+
+protected:
+  std::vector<Array> execute(llvm::ArrayRef<Array> inputs) override {
+    Run run{{}, {}, std::vector<Arrays>(graph_->nodes().size())};
+    for (const Array& a : inputs) // kernels read dense arrays
+      run.inputs.push_back(a.contiguous());
+    run.slots.resize(program_.slots().size());
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      runStep(run, steps_[i]);
+      for (Value v : steps_[i].step->inputs)
+        if (lastUse_[v.node->id()] == static_cast<int>(i))
+          run.values[v.node->id()].clear();
+    }
+    std::vector<Array> outs;
+    for (Value v : graph_->outputs()) {
+      Array a = value(run, v);
+      // Parameters and constants are not the run's own: hand out copies.
+      outs.push_back(program_.storage(v).kind == Storage::Slot ? a : a.clone());
+    }
+    return outs;
+  }
+
+private:
+  /// The arrays of one run.
+  struct Run {
+    std::vector<Array> inputs;  ///< the parameters, dense
+    std::vector<Array> slots;   ///< allocated on first use
+    std::vector<Arrays> values; ///< by node id, per result
+  };
+
+  PreparedStep prepare(const passes::Step& s) const {
+    PreparedStep p{&s, std::nullopt, {}};
+    bool alone = s.nodes.size() == 1 &&
+                 passes::fusionRole(*s.nodes.front()) == passes::FusionRole::Alone;
+    if (s.kind == passes::Step::Kind::Kernel && !alone) {
+      auto built = codegen::buildKernel(s.nodes, s.outputs);
+      if (auto* k = std::get_if<codegen::Kernel>(&built)) {
+        p.kernel.emplace(std::move(*k));
+        return p;
+      }
+    }
+    for (const ir::Node* n : s.nodes)
+      p.nodes.push_back(Step::of(*n));
+    return p;
+  }
+
+  Array value(const Run& run, Value v) const {
+    Storage st = program_.storage(v);
+    if (st.kind == Storage::Param)
+      return run.inputs[st.index];
+    if (st.kind == Storage::Constant)
+      return constants_[st.index];
+    return run.values[v.node->id()][v.index];
+  }
+
+  void bind(Run& run, Value v, Array a) const {
+    Arrays& results = run.values[v.node->id()];
+    if (results.size() <= v.index)
+      results.resize(v.node->numResults());
+    results[v.index] = std::move(a);
+  }
+
+  /// The array a kernel writes output `o` of `s` into: the dead input the plan
+  /// names, or the output's slot.
+  Array destination(Run& run, const passes::Step& s, size_t o) const {
+    Value v = s.outputs[o];
+    if (s.inPlaceOf[o] >= 0)
+      return value(run, s.inputs[s.inPlaceOf[o]]).reinterpret(v.type().dtype, v.type().shape);
+    int slot = program_.storage(v).index;
+    Array& buffer = run.slots[slot];
+    if (!buffer.valid())
+      buffer = Array::empty(DType::F64, {(program_.slots()[slot].bytes + 7) / 8});
+    return buffer.reinterpret(v.type().dtype, v.type().shape);
+  }
+
+  void runStep(Run& run, const PreparedStep& p) const {
+    const passes::Step& s = *p.step;
+    if (p.kernel) {
+      std::vector<const void*> ins;
+      for (Value v : p.kernel->kernel().inputs)
+        ins.push_back(value(run, v).rawData());
+      std::vector<Array> outs;
+      std::vector<void*> outData;
+      for (const codegen::KernelOutput& o : p.kernel->kernel().outputs) {
+        size_t pos = std::find(s.outputs.begin(), s.outputs.end(), o.value) - s.outputs.begin();
+        outs.push_back(destination(run, s, pos));
+        outData.push_back(outs.back().rawData());
+      }
+      p.kernel->run(ins, outData);
+      for (size_t i = 0; i < outs.size(); ++i)
+        bind(run, p.kernel->kernel().outputs[i].value, outs[i]);
+      return;
+    }
+    for (size_t i = 0; i < p.nodes.size(); ++i) {
+      const ir::Node& n = *s.nodes[i];
+      Arrays operands;
+      for (Value v : n.operands())
+        operands.push_back(value(run, v));
+      Arrays results = runNode(p.nodes[i], operands);
+      for (unsigned r = 0; r < results.size(); ++r) {
+        // Arrays are written in place later: never keep one sharing an operand's memory.
+        bool shares = std::any_of(operands.begin(), operands.end(),
+                                  [&](const Array& a) { return a.rawData() == results[r].rawData(); });
+        bind(run, Value{const_cast<ir::Node*>(&n), r}, shares ? results[r].clone() : results[r]);
+      }
+    }
+  }
+
+  std::unique_ptr<ir::Graph> graph_;
+  passes::Program program_;
+  std::vector<Array> constants_;
+  std::vector<PreparedStep> steps_;
+  std::vector<int> lastUse_; ///< by node id: the last step reading it (steps for outputs)
+};
+
+} // namespace
+
+std::unique_ptr<Executable> compileProgram(const ir::Graph& g) {
+  return std::make_unique<ProgramExecutable>(g);
+}
+
+} // namespace graphc::cpu

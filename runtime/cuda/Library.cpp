@@ -1,0 +1,797 @@
+//===- runtime/cuda/Library.cpp - Linear algebra through cuBLAS/cuSOLVER --===//
+//
+// Each op is written once for float and double: Lib<T> maps the S/D routines of
+// cuBLAS and cuSOLVER to one name (as Lapack<T> does in runtime/cpu/Linalg.cpp),
+// and the helper kernels are templates instantiated for both. Batches of matrices
+// are laid out back to back; cuBLAS calls take the whole batch where cuBLAS has a
+// batched routine (gemm, trsm; potrfBatched for Cholesky), cuSOLVER calls loop over
+// the items on the stream.
+//
+// The workspace of a node is planned by plan(), the same function for reserve()
+// and run(), so run() can check that the reserved workspace is large enough.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/Library.h"
+
+#include "runtime/cuda/Check.h"
+#include "runtime/cuda/KernelLibrary.h"
+#include "runtime/cuda/Nvrtc.h"
+#include "support/Error.h"
+
+#include <algorithm>
+#include <climits>
+#include <fmt/format.h>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+
+namespace graphc::cuda {
+
+//===----------------------------------------------------------------------===//
+// Helper kernels
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The helper kernels, as one CUDA C++ translation unit. Matrices are row-major
+/// unless a comment says column-major; `batch` items follow each other.
+const char* kHelperSource = R"(
+typedef long long i64;
+#define FOR_EACH(i, n) \
+  for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
+
+// out = the column-major copy of the rows x cols matrix `in` (block 32 x 8).
+template <typename T>
+__global__ void transpose(i64 batch, i64 rows, i64 cols, const T* in, i64 inStride, T* out,
+                          i64 outStride) {
+  __shared__ T tile[32][33];
+  i64 r0 = blockIdx.y * 32ll, c0 = blockIdx.x * 32ll;
+  for (i64 b = blockIdx.z; b < batch; b += gridDim.z) {
+    for (int k = threadIdx.y; k < 32; k += blockDim.y)
+      if (r0 + k < rows && c0 + threadIdx.x < cols)
+        tile[k][threadIdx.x] = in[b * inStride + (r0 + k) * cols + c0 + threadIdx.x];
+    __syncthreads();
+    for (int k = threadIdx.y; k < 32; k += blockDim.y)
+      if (c0 + k < cols && r0 + threadIdx.x < rows)
+        out[b * outStride + (c0 + k) * rows + r0 + threadIdx.x] = tile[threadIdx.x][k];
+    __syncthreads();
+  }
+}
+
+// out (rows x cols) = the upper triangle, or with unitLower the unit lower triangle,
+// of the column-major matrix `in` with leading dimension ld.
+template <typename T>
+__global__ void unpackTriangle(i64 batch, i64 rows, i64 cols, const T* in, i64 ld, i64 inStride,
+                               T* out, int unitLower) {
+  FOR_EACH(t, batch * rows * cols) {
+    i64 j = t % cols, i = t / cols % rows, b = t / (rows * cols);
+    T v = in[b * inStride + i + j * ld];
+    out[t] = unitLower ? (j < i ? v : T(j == i)) : (j >= i ? v : T(0));
+  }
+}
+
+// Zeroes the strict upper (upperPart) or strict lower triangle of each matrix.
+template <typename T>
+__global__ void zeroTriangle(i64 batch, i64 rows, i64 cols, T* a, int upperPart) {
+  FOR_EACH(t, batch * rows * cols) {
+    i64 j = t % cols, i = t / cols % rows;
+    if (upperPart ? j > i : j < i)
+      a[t] = T(0);
+  }
+}
+
+// Copies the upper triangle of each n x n matrix onto its lower triangle.
+template <typename T> __global__ void mirrorUpper(i64 batch, i64 n, T* a) {
+  FOR_EACH(t, batch * n * n) {
+    i64 j = t % n, i = t / n % n;
+    if (i > j)
+      a[t] = a[t - i * n + j * n - j + i]; // a[b, j, i]
+  }
+}
+
+template <typename T> __global__ void identity(i64 batch, i64 n, T* a) {
+  FOR_EACH(t, batch * n * n) a[t] = T(t % n == t / n % n);
+}
+
+// The permutation matrix P of LAPACK pivots (1-based row swaps): A = P L U. Row r
+// of P holds its one in column c where perm[c] = r. P must be zeroed.
+template <typename T> __global__ void permutation(i64 batch, i64 n, const int* ipiv, T* p) {
+  FOR_EACH(t, batch * n) {
+    i64 b = t / n, r = t % n, c = r;
+    for (i64 k = 0; k < n; ++k) {
+      i64 q = ipiv[b * n + k] - 1;
+      c = c == k ? q : (c == q ? k : c);
+    }
+    p[b * n * n + r * n + c] = T(1);
+  }
+}
+
+// det (or log|det|) from column-major LU factors and pivots, in double.
+template <typename T>
+__global__ void luDeterminant(i64 batch, i64 n, const T* lu, const int* ipiv, T* out, int logAbs) {
+  FOR_EACH(b, batch) {
+    double det = 1.0, logdet = 0.0;
+    for (i64 i = 0; i < n; ++i) {
+      double d = lu[b * n * n + i * n + i];
+      det *= ipiv[b * n + i] - 1 != i ? -d : d;
+      logdet += log(fabs(d));
+    }
+    out[b] = T(logAbs ? logdet : det);
+  }
+}
+
+// The sum of the diagonal, accumulated in Acc (double for floats, unsigned for
+// integers so that overflow wraps).
+template <typename T, typename Acc>
+__global__ void trace(i64 batch, i64 rows, i64 cols, const T* a, T* out) {
+  FOR_EACH(b, batch) {
+    Acc acc = 0;
+    for (i64 i = 0; i < rows && i < cols; ++i)
+      acc += Acc(a[b * rows * cols + i * cols + i]);
+    out[b] = T(acc);
+  }
+}
+
+// info[b] = 1 + the first i with A(i,i) == 0 in matrix b, or 0.
+template <typename T>
+__global__ void firstZeroDiagonal(i64 batch, i64 n, const T* a, int* info) {
+  FOR_EACH(b, batch) {
+    int found = 0;
+    for (i64 i = 0; i < n && !found; ++i)
+      if (a[b * n * n + i * n + i] == T(0))
+        found = int(i + 1);
+    info[b] = found;
+  }
+}
+
+// ptrs[b] = base + b * strideBytes, for the batched library routines.
+extern "C" __global__ void pointerArray(i64 batch, char* base, i64 strideBytes, char** ptrs) {
+  FOR_EACH(b, batch) ptrs[b] = base + b * strideBytes;
+}
+)";
+
+/// The templates of kHelperSource instantiated for float and double.
+const char* kFloatKernels[] = {"transpose",   "unpackTriangle", "zeroTriangle",
+                               "mirrorUpper", "identity",       "permutation",
+                               "luDeterminant", "firstZeroDiagonal"};
+/// The trace instantiations: element type and accumulator.
+const char* kTraceKernels[] = {"trace<float, double>", "trace<double, double>",
+                               "trace<int, unsigned>",
+                               "trace<long long, unsigned long long>"};
+
+} // namespace
+
+/// The helper kernels, compiled once per process for each compute capability.
+class HelperKernels {
+public:
+  /// The kernels for the current device.
+  static const HelperKernels& forCurrentDevice() {
+    int device = 0, major = 0, minor = 0;
+    GRAPHC_CUDA_CHECK(cudaGetDevice(&device));
+    GRAPHC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    GRAPHC_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    static std::mutex mutex;
+    static auto* cache = new std::map<int, std::unique_ptr<HelperKernels>>(); // lives to exit
+    std::lock_guard<std::mutex> lock(mutex);
+    std::unique_ptr<HelperKernels>& k = (*cache)[major * 10 + minor];
+    if (!k)
+      k.reset(new HelperKernels(major * 10 + minor));
+    return *k;
+  }
+
+  /// The kernel named by `expression`, e.g. "transpose<double>".
+  Kernel operator[](const std::string& expression) const {
+    auto it = kernels_.find(expression);
+    if (it == kernels_.end())
+      throw Error(fmt::format("internal error: no helper kernel {}", expression));
+    return it->second;
+  }
+
+private:
+  explicit HelperKernels(int computeCapability) : library_(compile(computeCapability)) {
+    for (const auto& [expression, lowered] : module_.loweredNames)
+      kernels_[expression] = library_.kernel(lowered);
+    kernels_["pointerArray"] = library_.kernel("pointerArray");
+  }
+
+  const CompiledModule& compile(int computeCapability) {
+    CompileOptions options;
+    options.computeCapability = computeCapability;
+    for (const char* name : kFloatKernels)
+      for (const char* type : {"float", "double"})
+        options.nameExpressions.push_back(fmt::format("{}<{}>", name, type));
+    options.nameExpressions.insert(options.nameExpressions.end(), std::begin(kTraceKernels),
+                                   std::end(kTraceKernels));
+    module_ = compileCuda(kHelperSource, "graphc_linalg_helpers.cu", options);
+    return module_;
+  }
+
+  CompiledModule module_;
+  KernelLibrary library_;
+  std::map<std::string, Kernel> kernels_;
+};
+
+namespace {
+
+using ir::Op;
+
+//===----------------------------------------------------------------------===//
+// Shapes, workspace
+//===----------------------------------------------------------------------===//
+
+/// The matrices of an array: batch count and the last two dimensions.
+struct Matrices {
+  int64_t batch, rows, cols;
+
+  explicit Matrices(const ir::TensorType& t)
+      : batch(ir::numElements(llvm::ArrayRef<int64_t>(t.shape).drop_back(2))),
+        rows(t.shape[t.shape.size() - 2]), cols(t.shape.back()) {}
+  int64_t size() const { return rows * cols; }
+  /// Leading dimension of the column-major view (never 0).
+  int ld() const { return static_cast<int>(std::max<int64_t>(cols, 1)); }
+};
+
+/// A dimension as the int cuBLAS and cuSOLVER take.
+int toInt(int64_t v) {
+  if (v > INT_MAX)
+    throw Error(fmt::format("matrix dimension {} is too large for cuBLAS/cuSOLVER", v));
+  return static_cast<int>(v);
+}
+
+/// What a node needs besides its inputs and outputs, in elements.
+struct Layout {
+  int64_t matrix = 0;   ///< T: a column-major copy of the operand
+  int64_t second = 0;   ///< T: a column-major right-hand side, or QR's tau
+  int64_t pivots = 0;   ///< int: getrf pivots
+  int64_t info = 0;     ///< int: info of calls whose failures are not reported
+  int64_t pointers = 0; ///< void*: pointer arrays of batched routines
+  int64_t work = 0;     ///< T: cuSOLVER work (lwork)
+};
+
+/// The workspace cut into a Layout's regions (all null when `base` is null).
+struct Scratch {
+  void* matrix;
+  void* second;
+  int* pivots;
+  int* info;
+  void** pointers;
+  void* work;
+  int lwork;
+  size_t bytes; ///< total size, with alignment
+};
+
+Scratch carve(const Layout& l, int64_t elementSize, void* base) {
+  size_t offset = 0;
+  auto take = [&](int64_t count, int64_t size) -> void* {
+    size_t at = offset;
+    offset += (count * size + 255) / 256 * 256;
+    return base && count ? static_cast<char*>(base) + at : nullptr;
+  };
+  Scratch s;
+  s.matrix = take(l.matrix, elementSize);
+  s.second = take(l.second, elementSize);
+  s.pivots = static_cast<int*>(take(l.pivots, sizeof(int)));
+  s.info = static_cast<int*>(take(l.info, sizeof(int)));
+  s.pointers = static_cast<void**>(take(l.pointers, sizeof(void*)));
+  s.work = take(l.work, elementSize);
+  s.lwork = toInt(l.work);
+  s.bytes = offset;
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// The library routines for float and double
+//===----------------------------------------------------------------------===//
+
+template <typename T> struct Lib;
+template <> struct Lib<float> {
+  static constexpr const char* name = "float";
+  static constexpr auto gemmStridedBatched = cublasSgemmStridedBatched;
+  static constexpr auto syrk = cublasSsyrk_v2;
+  static constexpr auto trsm = cublasStrsm_v2;
+  static constexpr auto trsmBatched = cublasStrsmBatched;
+  static constexpr auto getrfWork = cusolverDnSgetrf_bufferSize;
+  static constexpr auto getrf = cusolverDnSgetrf;
+  static constexpr auto getrs = cusolverDnSgetrs;
+  static constexpr auto potrfWork = cusolverDnSpotrf_bufferSize;
+  static constexpr auto potrf = cusolverDnSpotrf;
+  static constexpr auto potrfBatched = cusolverDnSpotrfBatched;
+  static constexpr auto geqrfWork = cusolverDnSgeqrf_bufferSize;
+  static constexpr auto geqrf = cusolverDnSgeqrf;
+  static constexpr auto orgqrWork = cusolverDnSorgqr_bufferSize;
+  static constexpr auto orgqr = cusolverDnSorgqr;
+};
+template <> struct Lib<double> {
+  static constexpr const char* name = "double";
+  static constexpr auto gemmStridedBatched = cublasDgemmStridedBatched;
+  static constexpr auto syrk = cublasDsyrk_v2;
+  static constexpr auto trsm = cublasDtrsm_v2;
+  static constexpr auto trsmBatched = cublasDtrsmBatched;
+  static constexpr auto getrfWork = cusolverDnDgetrf_bufferSize;
+  static constexpr auto getrf = cusolverDnDgetrf;
+  static constexpr auto getrs = cusolverDnDgetrs;
+  static constexpr auto potrfWork = cusolverDnDpotrf_bufferSize;
+  static constexpr auto potrf = cusolverDnDpotrf;
+  static constexpr auto potrfBatched = cusolverDnDpotrfBatched;
+  static constexpr auto geqrfWork = cusolverDnDgeqrf_bufferSize;
+  static constexpr auto geqrf = cusolverDnDgeqrf;
+  static constexpr auto orgqrWork = cusolverDnDorgqr_bufferSize;
+  static constexpr auto orgqr = cusolverDnDorgqr;
+};
+
+/// Calls `f(std::type_identity<T>{})` for the float dtype `dtype`.
+template <typename F> decltype(auto) visitFloat(ir::DType dtype, F&& f) {
+  if (dtype == ir::DType::F32)
+    return f(std::type_identity<float>{});
+  return f(std::type_identity<double>{});
+}
+
+/// The workspace `n` needs, with cuSOLVER's work size for element type T.
+template <typename T> Layout planFor(cusolverDnHandle_t solver, const ir::Node& n) {
+  Matrices ma(n.operand(0).type());
+  int rows = toInt(ma.rows), cols = toInt(ma.cols), lwork = 0;
+  Layout l;
+  switch (n.op()) {
+  case Op::Solve:
+    l.second = ma.batch * ma.rows * Matrices(n.operand(1).type()).cols;
+    [[fallthrough]];
+  case Op::Inverse:
+  case Op::Lu:
+  case Op::Det:
+  case Op::Logdet:
+    l.matrix = ma.batch * ma.size();
+    l.pivots = ma.batch * ma.rows;
+    l.info = ma.batch;
+    if (rows > 0)
+      GRAPHC_CUDA_CHECK(Lib<T>::getrfWork(solver, rows, rows, nullptr, rows, &lwork));
+    l.work = lwork;
+    break;
+  case Op::Cholesky:
+    if (ma.batch > 1)
+      l.pointers = ma.batch;
+    else if (rows > 0)
+      GRAPHC_CUDA_CHECK(
+          Lib<T>::potrfWork(solver, CUBLAS_FILL_MODE_UPPER, rows, nullptr, rows, &lwork));
+    l.work = lwork;
+    break;
+  case Op::TriangularSolve:
+    l.pointers = ma.batch > 1 ? 2 * ma.batch : 0;
+    break;
+  case Op::Qr: {
+    int k = std::min(rows, cols), qrWork = 0;
+    l.matrix = ma.batch * ma.size();
+    l.second = ma.batch * k;
+    l.info = ma.batch;
+    if (k > 0) {
+      GRAPHC_CUDA_CHECK(Lib<T>::geqrfWork(solver, rows, cols, nullptr, rows, &lwork));
+      GRAPHC_CUDA_CHECK(Lib<T>::orgqrWork(solver, rows, k, k, nullptr, rows, nullptr, &qrWork));
+    }
+    l.work = std::max(lwork, qrWork);
+    break;
+  }
+  default: // matmul, syrk, trace need nothing
+    break;
+  }
+  return l;
+}
+
+Scratch plan(cusolverDnHandle_t solver, const ir::Node& n, void* base) {
+  ir::DType dtype = n.operand(0).type().dtype;
+  if (!ir::isFloat(dtype))
+    return carve(Layout{}, 1, base);
+  return visitFloat(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return carve(planFor<T>(solver, n), sizeof(T), base);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// The ops
+//===----------------------------------------------------------------------===//
+
+/// One run of one node with element type T: the ops as methods over the node's
+/// operands, results, workspace and stream.
+template <typename T> class Call {
+public:
+  Call(const LibraryContext& ctx, const HelperKernels& kernels, const ir::Node& n,
+       const Scratch& s, int* info)
+      : n_(n), s_(s), info_(info), kernels_(kernels), blas_(ctx.cublas()),
+        solver_(ctx.cusolver()), stream_(ctx.stream()) {}
+
+  void matmul(const T* a, const T* b, T* c) {
+    bool ta = flag("transpose_a"), tb = flag("transpose_b");
+    Matrices ma = operand(0), mb = operand(1), mc = result(0);
+    int64_t k = ta ? ma.rows : ma.cols;
+    if (mc.size() == 0)
+      return;
+    if (k == 0)
+      return zero(c, mc);
+    // Row-major C = op(A) op(B) is column-major C' = op(B)' op(A)'.
+    GRAPHC_CUDA_CHECK(Lib<T>::gemmStridedBatched(
+        blas_, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, toInt(mc.cols),
+        toInt(mc.rows), toInt(k), &one_, b, mb.ld(), mb.size(), a, ma.ld(), ma.size(), &zero_, c,
+        mc.ld(), mc.size(), toInt(mc.batch)));
+  }
+
+  /// X X' (X' X with `transpose`): syrk fills one triangle, mirrored onto the other.
+  void syrk(const T* x, T* c) {
+    bool trans = flag("transpose");
+    Matrices mx = operand(0), mc = result(0);
+    int64_t k = trans ? mx.rows : mx.cols;
+    if (mc.size() == 0)
+      return;
+    if (k == 0)
+      return zero(c, mc);
+    // X row-major is X' column-major: X X' = (X')' X' is syrk with op T.
+    for (int64_t b = 0; b < mc.batch; ++b)
+      GRAPHC_CUDA_CHECK(Lib<T>::syrk(blas_, CUBLAS_FILL_MODE_LOWER,
+                                     trans ? CUBLAS_OP_N : CUBLAS_OP_T, toInt(mc.rows), toInt(k),
+                                     &one_, x + b * mx.size(), mx.ld(), &zero_,
+                                     c + b * mc.size(), mc.ld()));
+    // Column-major lower is row-major upper.
+    launch("mirrorUpper", mc.batch * mc.size(), {&mc.batch, &mc.rows, &c});
+  }
+
+  void solve(const T* a, const T* rhs, T* x) {
+    Matrices ma = operand(0), mx = result(0);
+    T* lu = factorLu(a, info_);
+    if (mx.size() == 0)
+      return;
+    T* cm = static_cast<T*>(s_.second); // the right-hand sides, column-major
+    transpose(mx.batch, mx.rows, mx.cols, rhs, cm);
+    for (int64_t b = 0; b < ma.batch; ++b)
+      GRAPHC_CUDA_CHECK(Lib<T>::getrs(solver_, CUBLAS_OP_N, toInt(ma.rows), toInt(mx.cols),
+                                      lu + b * ma.size(), ma.ld(), s_.pivots + b * ma.rows,
+                                      cm + b * mx.size(), ma.ld(), s_.info + b));
+    transpose(mx.batch, mx.cols, mx.rows, cm, x);
+  }
+
+  /// Row-major lower L is column-major upper L' on the same memory (and vice versa).
+  void cholesky(const T* a, T* l) {
+    bool upper = flag("upper");
+    Matrices m = operand(0);
+    copy(a, l, m);
+    if (m.size() == 0)
+      return;
+    cublasFillMode_t uplo = upper ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    if (m.batch == 1)
+      GRAPHC_CUDA_CHECK(Lib<T>::potrf(solver_, uplo, toInt(m.rows), l, m.ld(),
+                                      static_cast<T*>(s_.work), s_.lwork, info_));
+    else
+      GRAPHC_CUDA_CHECK(Lib<T>::potrfBatched(solver_, uplo, toInt(m.rows),
+                                             pointers(l, m, 0), m.ld(), info_,
+                                             toInt(m.batch)));
+    int upperPart = !upper;
+    launch("zeroTriangle", m.batch * m.size(), {&m.batch, &m.rows, &m.cols, &l, &upperPart});
+  }
+
+  /// op(A) X = B is X' op(A)' = B' column-major: the side and triangle flip.
+  void triangularSolve(const T* a, const T* rhs, T* x) {
+    bool lower = flag("lower"), right = flag("right_side");
+    bool trans = flag("transpose_a"), unit = flag("unit_diagonal");
+    Matrices ma = operand(0), mx = result(0);
+    copy(rhs, x, mx);
+    if (!unit)
+      launch("firstZeroDiagonal", ma.batch, {&ma.batch, &ma.rows, &a, &info_});
+    if (mx.size() == 0)
+      return;
+    auto side = right ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+    auto uplo = lower ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    auto op = trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+    auto diag = unit ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+    int m = toInt(mx.cols), n = toInt(mx.rows);
+    if (mx.batch == 1)
+      GRAPHC_CUDA_CHECK(Lib<T>::trsm(blas_, side, uplo, op, diag, m, n, &one_, a, ma.ld(), x,
+                                     mx.ld()));
+    else
+      GRAPHC_CUDA_CHECK(Lib<T>::trsmBatched(blas_, side, uplo, op, diag, m, n, &one_,
+                                            pointers(const_cast<T*>(a), ma, 0), ma.ld(),
+                                            pointers(x, mx, mx.batch), mx.ld(),
+                                            toInt(mx.batch)));
+  }
+
+  void lu(const T* a, T* p, T* l, T* u) {
+    Matrices m = operand(0);
+    const T* f = factorLu(a, s_.info);
+    if (m.size() == 0)
+      return;
+    zero(p, m);
+    int* pivots = s_.pivots;
+    launch("permutation", m.batch * m.rows, {&m.batch, &m.rows, &pivots, &p});
+    unpackTriangle(m.batch, m.rows, m.cols, f, m.rows, m.size(), l, /*unitLower=*/1);
+    unpackTriangle(m.batch, m.rows, m.cols, f, m.rows, m.size(), u, /*unitLower=*/0);
+  }
+
+  /// Reduced QR of A (transposed into the workspace first, so that LAPACK sees A,
+  /// not A'): geqrf, R from its upper part, orgqr, Q back to row-major.
+  void qr(const T* a, T* q, T* r) {
+    Matrices ma = operand(0), mq = result(0), mr = result(1);
+    int64_t k = mq.cols;
+    if (k == 0) {
+      zero(q, mq);
+      return zero(r, mr);
+    }
+    T* f = static_cast<T*>(s_.matrix);
+    T* tau = static_cast<T*>(s_.second);
+    transpose(ma.batch, ma.rows, ma.cols, a, f);
+    for (int64_t b = 0; b < ma.batch; ++b)
+      GRAPHC_CUDA_CHECK(Lib<T>::geqrf(solver_, toInt(ma.rows), toInt(ma.cols), f + b * ma.size(),
+                                      toInt(ma.rows), tau + b * k, static_cast<T*>(s_.work),
+                                      s_.lwork, s_.info + b));
+    unpackTriangle(ma.batch, k, ma.cols, f, ma.rows, ma.size(), r, /*unitLower=*/0);
+    for (int64_t b = 0; b < ma.batch; ++b)
+      GRAPHC_CUDA_CHECK(Lib<T>::orgqr(solver_, toInt(ma.rows), toInt(k), toInt(k),
+                                      f + b * ma.size(), toInt(ma.rows), tau + b * k,
+                                      static_cast<T*>(s_.work), s_.lwork, s_.info + b));
+    // Q is column-major rows x k with leading dimension rows, i.e. row-major k x rows.
+    launchTranspose(ma.batch, k, ma.rows, f, ma.size(), q, mq.size());
+  }
+
+  /// A^-1 = X with A' X' = I: getrs with op T on A's LU factors leaves X' in
+  /// column-major order, which is X row-major.
+  void inverse(const T* a, T* x) {
+    Matrices m = operand(0);
+    T* lu = factorLu(a, info_);
+    if (m.size() == 0)
+      return;
+    launch("identity", m.batch * m.size(), {&m.batch, &m.rows, &x});
+    for (int64_t b = 0; b < m.batch; ++b)
+      GRAPHC_CUDA_CHECK(Lib<T>::getrs(solver_, CUBLAS_OP_T, toInt(m.rows), toInt(m.rows),
+                                      lu + b * m.size(), m.ld(), s_.pivots + b * m.rows,
+                                      x + b * m.size(), m.ld(), s_.info + b));
+  }
+
+  void determinant(const T* a, T* out) {
+    Matrices m = operand(0);
+    T* lu = factorLu(a, s_.info);
+    int* pivots = s_.pivots;
+    int logAbs = n_.op() == Op::Logdet;
+    launch("luDeterminant", m.batch, {&m.batch, &m.rows, &lu, &pivots, &out, &logAbs});
+  }
+
+private:
+  bool flag(const char* name) const { return n_.attrs().flag(name); }
+  Matrices operand(unsigned i) const { return Matrices(n_.operand(i).type()); }
+  Matrices result(unsigned i) const { return Matrices(n_.type(i)); }
+
+  void zero(T* p, const Matrices& m) {
+    GRAPHC_CUDA_CHECK(cudaMemsetAsync(p, 0, m.batch * m.size() * sizeof(T), stream_));
+  }
+  void copy(const T* from, T* to, const Matrices& m) {
+    GRAPHC_CUDA_CHECK(cudaMemcpyAsync(to, from, m.batch * m.size() * sizeof(T),
+                                      cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  /// Launches the T instantiation of helper `name` over `threads` threads.
+  void launch(const char* name, int64_t threads, std::initializer_list<void*> args) {
+    if (threads > 0)
+      kernels_[fmt::format("{}<{}>", name, Lib<T>::name)].launch(
+          LaunchConfig::linear(threads, 256, stream_), args);
+  }
+
+  /// `to` = the column-major copies of the rows x cols matrices `from`.
+  void transpose(int64_t batch, int64_t rows, int64_t cols, const T* from, T* to) {
+    launchTranspose(batch, rows, cols, from, rows * cols, to, rows * cols);
+  }
+  void launchTranspose(int64_t batch, int64_t rows, int64_t cols, const T* from,
+                       int64_t fromStride, T* to, int64_t toStride) {
+    if (batch * rows * cols == 0)
+      return;
+    LaunchConfig c;
+    c.block = dim3(32, 8);
+    c.grid = dim3(static_cast<unsigned>((cols + 31) / 32), static_cast<unsigned>((rows + 31) / 32),
+                  static_cast<unsigned>(std::min<int64_t>(batch, 65535)));
+    c.stream = stream_;
+    if ((rows + 31) / 32 > 65535)
+      throw Error(fmt::format("transpose: {} rows are too many for one grid", rows));
+    kernels_[fmt::format("transpose<{}>", Lib<T>::name)].launch(
+        c, {&batch, &rows, &cols, &from, &fromStride, &to, &toStride});
+  }
+
+  void unpackTriangle(int64_t batch, int64_t rows, int64_t cols, const T* from, int64_t ld,
+                      int64_t fromStride, T* to, int unitLower) {
+    launch("unpackTriangle", batch * rows * cols,
+           {&batch, &rows, &cols, &from, &ld, &fromStride, &to, &unitLower});
+  }
+
+  /// Device pointers to the matrices of `base`, in the pointer workspace from
+  /// `slot` on.
+  T** pointers(T* base, const Matrices& m, int64_t slot) {
+    void** ptrs = s_.pointers + slot;
+    int64_t stride = m.size() * sizeof(T);
+    int64_t batch = m.batch;
+    kernels_["pointerArray"].launch(LaunchConfig::linear(batch, 256, stream_),
+                                    {&batch, &base, &stride, &ptrs});
+    return reinterpret_cast<T**>(ptrs);
+  }
+
+  /// getrf of A itself (transposed into the workspace, so the pivots and U(i,i)
+  /// are LAPACK's on row-major A), pivots in the workspace, info in `info`.
+  T* factorLu(const T* a, int* info) {
+    Matrices m = operand(0);
+    T* f = static_cast<T*>(s_.matrix);
+    if (m.size() == 0)
+      return f;
+    transpose(m.batch, m.rows, m.cols, a, f);
+    for (int64_t b = 0; b < m.batch; ++b)
+      GRAPHC_CUDA_CHECK(Lib<T>::getrf(solver_, toInt(m.rows), toInt(m.rows), f + b * m.size(),
+                                      m.ld(), static_cast<T*>(s_.work), s_.pivots + b * m.rows,
+                                      info + b));
+    return f;
+  }
+
+  const ir::Node& n_;
+  const Scratch& s_;
+  int* info_; ///< the caller's deviceInfo, or workspace for ops that cannot fail
+  const HelperKernels& kernels_;
+  cublasHandle_t blas_;
+  cusolverDnHandle_t solver_;
+  cudaStream_t stream_;
+  const T one_ = T(1), zero_ = T(0);
+};
+
+/// Runs one float node of a supported op.
+template <typename T>
+void runFloat(Call<T>& call, Op op, llvm::ArrayRef<const void*> in, llvm::ArrayRef<void*> out) {
+  auto i = [&](unsigned k) { return static_cast<const T*>(in[k]); };
+  auto o = [&](unsigned k) { return static_cast<T*>(out[k]); };
+  switch (op) {
+  case Op::Matmul:
+    return call.matmul(i(0), i(1), o(0));
+  case Op::Syrk:
+    return call.syrk(i(0), o(0));
+  case Op::Solve:
+    return call.solve(i(0), i(1), o(0));
+  case Op::Cholesky:
+    return call.cholesky(i(0), o(0));
+  case Op::TriangularSolve:
+    return call.triangularSolve(i(0), i(1), o(0));
+  case Op::Lu:
+    return call.lu(i(0), o(0), o(1), o(2));
+  case Op::Qr:
+    return call.qr(i(0), o(0), o(1));
+  case Op::Inverse:
+    return call.inverse(i(0), o(0));
+  case Op::Det:
+  case Op::Logdet:
+    return call.determinant(i(0), o(0));
+  default:
+    throw Error(fmt::format("internal error: {} is not a library op", ir::opName(op).str()));
+  }
+}
+
+/// trace for any numeric dtype.
+void runTrace(const HelperKernels& kernels, const ir::Node& n, const void* a, void* out,
+              cudaStream_t stream) {
+  Matrices m(n.operand(0).type());
+  const char* name = nullptr;
+  switch (n.type().dtype) {
+  case ir::DType::F32:
+    name = "trace<float, double>";
+    break;
+  case ir::DType::F64:
+    name = "trace<double, double>";
+    break;
+  case ir::DType::I32:
+    name = "trace<int, unsigned>";
+    break;
+  default:
+    name = "trace<long long, unsigned long long>";
+    break;
+  }
+  if (m.batch > 0)
+    kernels[name].launch(LaunchConfig::linear(m.batch, 256, stream),
+                         {&m.batch, &m.rows, &m.cols, &a, &out});
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// LibraryContext
+//===----------------------------------------------------------------------===//
+
+/// cuBLAS's own workspace (the size NVIDIA recommends for Hopper), given to it so
+/// that it never allocates while a graph runs.
+constexpr size_t kCublasWorkspaceBytes = 32u << 20;
+
+LibraryContext::LibraryContext(int device, cudaStream_t stream)
+    : device_(device), stream_(stream) {
+  ScopedDevice on(device);
+  kernels_ = &HelperKernels::forCurrentDevice();
+  GRAPHC_CUDA_CHECK(cublasCreate(&cublas_));
+  GRAPHC_CUDA_CHECK(cusolverDnCreate(&cusolver_));
+  GRAPHC_CUDA_CHECK(cublasSetStream(cublas_, stream));
+  GRAPHC_CUDA_CHECK(cusolverDnSetStream(cusolver_, stream));
+  cublasWorkspace_ = DeviceBuffer(DevicePool::forDevice(device), kCublasWorkspaceBytes, stream);
+  GRAPHC_CUDA_CHECK(cublasSetWorkspace(cublas_, cublasWorkspace_.data(), kCublasWorkspaceBytes));
+}
+
+LibraryContext::~LibraryContext() {
+  // Errors at teardown have nowhere to go.
+  if (cusolver_)
+    cusolverDnDestroy(cusolver_);
+  if (cublas_)
+    cublasDestroy(cublas_);
+}
+
+bool LibraryContext::supports(const ir::Node& n) {
+  if (n.kind() != ir::OpKind::Linalg || n.operands().empty())
+    return false;
+  ir::DType dtype = n.operand(0).type().dtype;
+  return n.op() == Op::Trace ? ir::isNumeric(dtype) : ir::isFloat(dtype);
+}
+
+int64_t LibraryContext::infoCount(const ir::Node& n) {
+  switch (n.op()) {
+  case Op::Cholesky:
+  case Op::Solve:
+  case Op::Inverse:
+  case Op::TriangularSolve:
+    return Matrices(n.operand(0).type()).batch;
+  default:
+    return 0;
+  }
+}
+
+void LibraryContext::reserve(const ir::Node& n) {
+  if (!supports(n))
+    throw Error(fmt::format("internal error: {} on {} is not a CUDA library call",
+                            ir::opName(n.op()).str(), n.operand(0).type().str()));
+  ScopedDevice on(device_);
+  size_t need = plan(cusolver_, n, nullptr).bytes;
+  if (need > workspace_.bytes())
+    workspace_ = DeviceBuffer(DevicePool::forDevice(device_), need, stream_);
+}
+
+void LibraryContext::run(const ir::Node& n, llvm::ArrayRef<const void*> inputs,
+                         llvm::ArrayRef<void*> outputs, int* deviceInfo) {
+  if (!supports(n) || inputs.size() != n.operands().size() || outputs.size() != n.numResults())
+    throw Error(fmt::format("internal error: bad library call of {} ({} inputs, {} outputs)",
+                            ir::opName(n.op()).str(), inputs.size(), outputs.size()));
+  ScopedDevice on(device_);
+  Scratch s = plan(cusolver_, n, workspace_.data());
+  if (s.bytes > workspace_.bytes())
+    throw Error(fmt::format("internal error: {} needs {} bytes of workspace, {} are reserved "
+                            "(LibraryContext::reserve was not called for it)",
+                            ir::opName(n.op()).str(), s.bytes, workspace_.bytes()));
+  int64_t count = infoCount(n);
+  if (count > 0) {
+    if (!deviceInfo)
+      throw Error(fmt::format("internal error: {} needs a deviceInfo array",
+                              ir::opName(n.op()).str()));
+    GRAPHC_CUDA_CHECK(cudaMemsetAsync(deviceInfo, 0, count * sizeof(int), stream_));
+  }
+  if (n.op() == Op::Trace)
+    return runTrace(*kernels_, n, inputs[0], outputs[0], stream_);
+  visitFloat(n.operand(0).type().dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Call<T> call(*this, *kernels_, n, s, count > 0 ? deviceInfo : s.info);
+    runFloat(call, n.op(), inputs, outputs);
+  });
+}
+
+std::optional<std::string> LibraryContext::failure(const ir::Node& n, const int* hostInfo) {
+  int64_t count = infoCount(n);
+  for (int64_t b = 0; b < count; ++b) {
+    int info = hostInfo[b];
+    if (info == 0)
+      continue;
+    if (info < 0)
+      return fmt::format("internal error: argument {} of the library call was invalid "
+                         "(batch item {})",
+                         -info, b);
+    switch (n.op()) {
+    case Op::Cholesky:
+      return fmt::format("matrix is not positive definite (batch item {}, leading minor {})", b,
+                         info);
+    case Op::TriangularSolve:
+      return fmt::format("matrix is singular (batch item {}, A({},{}) = 0)", b, info, info);
+    default:
+      return fmt::format("matrix is singular (batch item {}, U({},{}) = 0)", b, info, info);
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace graphc::cuda

@@ -1,0 +1,104 @@
+//===- runtime/cuda/Library.h - Linear algebra through cuBLAS/cuSOLVER -*- C++ -*-===//
+//
+// The library-call steps of the CUDA backend: one linear-algebra ir::Node (matmul,
+// syrk, solve, cholesky, triangular_solve, lu, qr, inverse, det, logdet, trace) run
+// on dense row-major device buffers with cuBLAS, cuSOLVER and a few small helper
+// kernels (compiled once per process with NVRTC). Results match the CPU backend
+// (runtime/cpu/Linalg.cpp, docs/ops.md): same layouts, same zeroed triangles, same
+// failure messages.
+//
+// A LibraryContext belongs to one (device, stream). reserve() is called for every
+// library node when a program is prepared; it sizes the device workspace once.
+// run() then only enqueues work on the stream: no allocation, no synchronization.
+// Numeric failures (not positive definite, singular) are written by the device to
+// `deviceInfo`, one int per batch item, and decoded after the run by failure():
+//
+//   ctx.reserve(node);                                  // prepare time
+//   ctx.run(node, {a, b}, {x}, info);                   // enqueue
+//   ... synchronize, copy infoCount(node) ints to `host` ...
+//   if (auto msg = LibraryContext::failure(node, host)) // "matrix is singular (...)"
+//
+// Row-major data is handed to the column-major libraries as its transpose: C = A*B
+// is C' = B'*A', and a row-major lower Cholesky factor is potrf(UPPER) on the same
+// memory. Where LAPACK's answer depends on the orientation (LU pivots, QR) the
+// matrix is transposed into the workspace first.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Graph.h"
+#include "runtime/cuda/Pool.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cusolverDn.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace graphc::cuda {
+
+class HelperKernels; // Library.cpp: the NVRTC-compiled helper kernels
+
+/// cuBLAS and cuSOLVER handles bound to one stream, and the device workspace of
+/// the library calls enqueued on it. Not thread-safe; move-less and copy-less.
+class LibraryContext {
+public:
+  /// Creates the handles on device `device`, bound to `stream`; the workspace
+  /// comes from DevicePool::forDevice(device).
+  LibraryContext(int device, cudaStream_t stream);
+  LibraryContext(const LibraryContext&) = delete;
+  LibraryContext& operator=(const LibraryContext&) = delete;
+  ~LibraryContext();
+
+  /// True when run() handles `n`: a linear-algebra op on f32/f64 (trace: any
+  /// numeric dtype).
+  static bool supports(const ir::Node& n);
+
+  /// The number of ints `deviceInfo` must hold for `n`: its batch count (the
+  /// product of the leading axes, 1 when there are none) for the ops that can fail
+  /// at run time (cholesky, solve, inverse, triangular_solve), 0 for the others.
+  static int64_t infoCount(const ir::Node& n);
+
+  /// Grows the workspace to what `n` needs (cuSOLVER's queried work sizes plus
+  /// scratch copies). Call once per node before its first run(); may allocate.
+  void reserve(const ir::Node& n);
+
+  /// Enqueues `n` on the stream. `inputs` are dense row-major device buffers of the
+  /// operand types (not modified); `outputs` are preallocated dense device buffers
+  /// of the result types; `deviceInfo` is a device array of infoCount(n) ints
+  /// (may be null when that is 0). Item b of deviceInfo becomes 0 on success,
+  /// otherwise the 1-based position of the failure in batch item b: the leading
+  /// minor (cholesky), i of U(i,i) = 0 (solve, inverse) or of A(i,i) = 0
+  /// (triangular_solve). Never allocates or synchronizes; throws graphc::Error for
+  /// an unsupported node, a launch error, or a node that was not reserve()d.
+  void run(const ir::Node& n, llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
+           int* deviceInfo);
+
+  /// Decodes infoCount(n) ints copied back from run()'s `deviceInfo`: nullopt when
+  /// every batch item succeeded, otherwise the CPU backend's message for the first
+  /// failing item, e.g. "matrix is not positive definite (batch item 2, leading
+  /// minor 3)" (without the "op (%name): " prefix the executor adds).
+  static std::optional<std::string> failure(const ir::Node& n, const int* hostInfo);
+
+  /// Bytes of the device workspace reserved so far.
+  size_t workspaceBytes() const { return workspace_.bytes(); }
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_; }
+  cublasHandle_t cublas() const { return cublas_; }
+  cusolverDnHandle_t cusolver() const { return cusolver_; }
+
+private:
+  int device_;
+  cudaStream_t stream_;
+  cublasHandle_t cublas_ = nullptr;
+  cusolverDnHandle_t cusolver_ = nullptr;
+  const HelperKernels* kernels_ = nullptr;
+  DeviceBuffer cublasWorkspace_;
+  DeviceBuffer workspace_;
+};
+
+} // namespace graphc::cuda

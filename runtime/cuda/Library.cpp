@@ -152,13 +152,11 @@ extern "C" __global__ void pointerArray(i64 batch, char* base, i64 strideBytes, 
 )";
 
 /// The templates of kHelperSource instantiated for float and double.
-const char* kFloatKernels[] = {"transpose",   "unpackTriangle", "zeroTriangle",
-                               "mirrorUpper", "identity",       "permutation",
-                               "luDeterminant", "firstZeroDiagonal"};
+const char* kFloatKernels[] = {"transpose", "unpackTriangle", "zeroTriangle",  "mirrorUpper",
+                               "identity",  "permutation",    "luDeterminant", "firstZeroDiagonal"};
 /// The trace instantiations: element type and accumulator.
 const char* kTraceKernels[] = {"trace<float, double>", "trace<double, double>",
-                               "trace<int, unsigned>",
-                               "trace<long long, unsigned long long>"};
+                               "trace<int, unsigned>", "trace<long long, unsigned long long>"};
 
 } // namespace
 
@@ -394,10 +392,10 @@ Scratch plan(cusolverDnHandle_t solver, const ir::Node& n, void* base) {
 /// operands, results, workspace and stream.
 template <typename T> class Call {
 public:
-  Call(const LibraryContext& ctx, const HelperKernels& kernels, const ir::Node& n,
-       const Scratch& s, int* info)
-      : n_(n), s_(s), info_(info), kernels_(kernels), blas_(ctx.cublas()),
-        solver_(ctx.cusolver()), stream_(ctx.stream()) {}
+  Call(const LibraryContext& ctx, const HelperKernels& kernels, const ir::Node& n, const Scratch& s,
+       int* info)
+      : n_(n), s_(s), info_(info), kernels_(kernels), blas_(ctx.cublas()), solver_(ctx.cusolver()),
+        stream_(ctx.stream()) {}
 
   void matmul(const T* a, const T* b, T* c) {
     bool ta = flag("transpose_a"), tb = flag("transpose_b");
@@ -425,10 +423,9 @@ public:
       return zero(c, mc);
     // X row-major is X' column-major: X X' = (X')' X' is syrk with op T.
     for (int64_t b = 0; b < mc.batch; ++b)
-      GRAPHC_CUDA_CHECK(Lib<T>::syrk(blas_, CUBLAS_FILL_MODE_LOWER,
-                                     trans ? CUBLAS_OP_N : CUBLAS_OP_T, toInt(mc.rows), toInt(k),
-                                     &one_, x + b * mx.size(), mx.ld(), &zero_,
-                                     c + b * mc.size(), mc.ld()));
+      GRAPHC_CUDA_CHECK(Lib<T>::syrk(
+          blas_, CUBLAS_FILL_MODE_LOWER, trans ? CUBLAS_OP_N : CUBLAS_OP_T, toInt(mc.rows),
+          toInt(k), &one_, x + b * mx.size(), mx.ld(), &zero_, c + b * mc.size(), mc.ld()));
     // Column-major lower is row-major upper.
     launch("mirrorUpper", mc.batch * mc.size(), {&mc.batch, &mc.rows, &c});
   }
@@ -459,9 +456,8 @@ public:
       GRAPHC_CUDA_CHECK(Lib<T>::potrf(solver_, uplo, toInt(m.rows), l, m.ld(),
                                       static_cast<T*>(s_.work), s_.lwork, info_));
     else
-      GRAPHC_CUDA_CHECK(Lib<T>::potrfBatched(solver_, uplo, toInt(m.rows),
-                                             pointers(l, m, 0), m.ld(), info_,
-                                             toInt(m.batch)));
+      GRAPHC_CUDA_CHECK(Lib<T>::potrfBatched(solver_, uplo, toInt(m.rows), pointers(l, m, 0),
+                                             m.ld(), info_, toInt(m.batch)));
     int upperPart = !upper;
     launch("zeroTriangle", m.batch * m.size(), {&m.batch, &m.rows, &m.cols, &l, &upperPart});
   }
@@ -482,13 +478,12 @@ public:
     auto diag = unit ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
     int m = toInt(mx.cols), n = toInt(mx.rows);
     if (mx.batch == 1)
-      GRAPHC_CUDA_CHECK(Lib<T>::trsm(blas_, side, uplo, op, diag, m, n, &one_, a, ma.ld(), x,
-                                     mx.ld()));
+      GRAPHC_CUDA_CHECK(
+          Lib<T>::trsm(blas_, side, uplo, op, diag, m, n, &one_, a, ma.ld(), x, mx.ld()));
     else
       GRAPHC_CUDA_CHECK(Lib<T>::trsmBatched(blas_, side, uplo, op, diag, m, n, &one_,
                                             pointers(const_cast<T*>(a), ma, 0), ma.ld(),
-                                            pointers(x, mx, mx.batch), mx.ld(),
-                                            toInt(mx.batch)));
+                                            pointers(x, mx, mx.batch), mx.ld(), toInt(mx.batch)));
   }
 
   void lu(const T* a, T* p, T* l, T* u) {
@@ -574,8 +569,8 @@ private:
   void transpose(int64_t batch, int64_t rows, int64_t cols, const T* from, T* to) {
     launchTranspose(batch, rows, cols, from, rows * cols, to, rows * cols);
   }
-  void launchTranspose(int64_t batch, int64_t rows, int64_t cols, const T* from,
-                       int64_t fromStride, T* to, int64_t toStride) {
+  void launchTranspose(int64_t batch, int64_t rows, int64_t cols, const T* from, int64_t fromStride,
+                       T* to, int64_t toStride) {
     if (batch * rows * cols == 0)
       return;
     LaunchConfig c;
@@ -695,8 +690,7 @@ void runTrace(const HelperKernels& kernels, const ir::Node& n, const void* a, vo
 /// that it never allocates while a graph runs.
 constexpr size_t kCublasWorkspaceBytes = 32u << 20;
 
-LibraryContext::LibraryContext(int device, cudaStream_t stream)
-    : device_(device), stream_(stream) {
+LibraryContext::LibraryContext(int device, cudaStream_t stream) : device_(device), stream_(stream) {
   ScopedDevice on(device);
   kernels_ = &HelperKernels::forCurrentDevice();
   GRAPHC_CUDA_CHECK(cublasCreate(&cublas_));
@@ -758,8 +752,8 @@ void LibraryContext::run(const ir::Node& n, llvm::ArrayRef<const void*> inputs,
   int64_t count = infoCount(n);
   if (count > 0) {
     if (!deviceInfo)
-      throw Error(fmt::format("internal error: {} needs a deviceInfo array",
-                              ir::opName(n.op()).str()));
+      throw Error(
+          fmt::format("internal error: {} needs a deviceInfo array", ir::opName(n.op()).str()));
     GRAPHC_CUDA_CHECK(cudaMemsetAsync(deviceInfo, 0, count * sizeof(int), stream_));
   }
   if (n.op() == Op::Trace)

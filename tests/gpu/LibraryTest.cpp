@@ -1,0 +1,507 @@
+//===- tests/gpu/LibraryTest.cpp - cuBLAS/cuSOLVER library calls vs the CPU ===//
+//
+// Every linear-algebra op of runtime/cuda/Library.h runs as a one-node graph on
+// the GPU (LibraryContext::reserve + run on pool buffers) and on the CPU backend,
+// and the results must agree: f32 and f64, unbatched and batched, with every
+// flag. The numeric failures must give the CPU's messages through failure(), and
+// the device pool must report running out of memory and keep working.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuTestUtil.h"
+
+#include "ir/Graph.h"
+#include "runtime/core/Array.h"
+#include "runtime/core/Backend.h"
+#include "runtime/cuda/Library.h"
+#include "runtime/cuda/Pool.h"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <memory>
+#include <optional>
+
+namespace graphc::testing {
+namespace {
+
+using cuda::DeviceBuffer;
+using cuda::DevicePool;
+using cuda::LibraryContext;
+using ir::Op;
+using Ints = std::vector<int64_t>;
+
+/// Batch shapes every op runs over: unbatched, rank 3 and rank 4.
+const Ints kBatches[] = {{}, {3}, {2, 2}};
+const DType kFloats[] = {DType::F32, DType::F64};
+
+Ints withMatrix(Ints batch, int64_t m, int64_t n) {
+  batch.push_back(m);
+  batch.push_back(n);
+  return batch;
+}
+
+/// The stream and library context all tests share (made once, never destroyed,
+/// so nothing touches CUDA during static destruction).
+struct Gpu {
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<LibraryContext> ctx;
+
+  static Gpu& get() {
+    static Gpu* gpu = [] {
+      auto* g = new Gpu;
+      GRAPHC_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+      g->ctx = std::make_unique<LibraryContext>(0, g->stream);
+      return g;
+    }();
+    return *gpu;
+  }
+};
+
+/// A graph of one `op` node over one parameter per input.
+struct OneNode {
+  ir::Graph graph{"lib"};
+  ir::Node* node = nullptr;
+
+  OneNode(Op op, const std::vector<Array>& inputs, const ir::Attrs& attrs) {
+    llvm::SmallVector<ir::Value, 2> params;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      params.push_back(graph.addParameter(fmt::format("p{}", i), inputs[i].type()));
+    node = graph.create(op, params, attrs);
+    for (unsigned i = 0; i < node->numResults(); ++i)
+      graph.addOutput(node->result(i));
+  }
+};
+
+/// The CPU backend's results, or its error message.
+struct CpuResult {
+  std::vector<Array> outputs;
+  std::string error;
+};
+
+CpuResult runCpu(const OneNode& g, const std::vector<Array>& inputs) {
+  CpuResult r;
+  try {
+    r.outputs = getBackend("cpu").compile(g.graph)->run(inputs);
+  } catch (const Error& e) {
+    r.error = e.message();
+  }
+  return r;
+}
+
+/// The GPU's results and decoded failure.
+struct GpuResult {
+  std::vector<Array> outputs;
+  std::optional<std::string> failure;
+};
+
+/// Runs `node` through the shared LibraryContext. With `capture`, run() is recorded
+/// into a CUDA graph (global capture mode, which rejects synchronizing and other
+/// unsafe calls) that is then launched.
+GpuResult runGpu(const ir::Node& node, const std::vector<Array>& inputs, bool capture = false) {
+  Gpu& gpu = Gpu::get();
+  DevicePool& pool = DevicePool::forDevice(0);
+  gpu.ctx->reserve(node);
+  std::vector<DeviceBuffer> in, out;
+  std::vector<const void*> inPtrs;
+  std::vector<void*> outPtrs;
+  for (const Array& a : inputs) {
+    Array c = a.contiguous();
+    in.emplace_back(pool, c.numel() * c.elementSize(), gpu.stream);
+    GRAPHC_CUDA_CHECK(cudaMemcpyAsync(in.back().data(), c.rawData(), in.back().bytes(),
+                                      cudaMemcpyHostToDevice, gpu.stream));
+    inPtrs.push_back(in.back().data());
+  }
+  for (const ir::TensorType& t : node.types()) {
+    out.emplace_back(pool, t.bytes(), gpu.stream);
+    outPtrs.push_back(out.back().data());
+  }
+  int64_t count = LibraryContext::infoCount(node);
+  DeviceBuffer info(pool, count * sizeof(int), gpu.stream);
+  if (capture) {
+    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(gpu.stream));
+    GRAPHC_CUDA_CHECK(cudaStreamBeginCapture(gpu.stream, cudaStreamCaptureModeGlobal));
+    cudaGraph_t graph = nullptr;
+    try {
+      gpu.ctx->run(node, inPtrs, outPtrs, info.as<int>());
+    } catch (...) {
+      cudaStreamEndCapture(gpu.stream, &graph);
+      throw;
+    }
+    GRAPHC_CUDA_CHECK(cudaStreamEndCapture(gpu.stream, &graph));
+    cudaGraphExec_t exec = nullptr;
+    GRAPHC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    GRAPHC_CUDA_CHECK(cudaGraphLaunch(exec, gpu.stream));
+    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(gpu.stream));
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  } else {
+    gpu.ctx->run(node, inPtrs, outPtrs, info.as<int>());
+  }
+
+  GpuResult r;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const ir::TensorType& t = node.type(i);
+    r.outputs.push_back(Array::empty(t.dtype, t.shape));
+    GRAPHC_CUDA_CHECK(cudaMemcpyAsync(r.outputs.back().rawData(), out[i].data(), t.bytes(),
+                                      cudaMemcpyDeviceToHost, gpu.stream));
+  }
+  std::vector<int> hostInfo(count);
+  GRAPHC_CUDA_CHECK(cudaMemcpyAsync(hostInfo.data(), info.data(), count * sizeof(int),
+                                    cudaMemcpyDeviceToHost, gpu.stream));
+  GRAPHC_CUDA_CHECK(cudaStreamSynchronize(gpu.stream));
+  r.failure = LibraryContext::failure(node, hostInfo.data());
+  return r;
+}
+
+std::vector<double> doubles(const Array& a) {
+  return visitDType(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::vector<T> v = a.toVector<T>();
+    return std::vector<double>(v.begin(), v.end());
+  });
+}
+
+Array fromDoubles(DType dtype, const std::vector<double>& v, llvm::ArrayRef<int64_t> shape) {
+  return visitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return Array::fromVector<T>(std::vector<T>(v.begin(), v.end()), shape);
+  });
+}
+
+/// Expects `got` to equal `want` within a relative tolerance (1e-10 for f64, 1e-4
+/// for f32, of the largest magnitude of `want`); non-finite values must be equal.
+void expectClose(const Array& got, const Array& want, const std::string& what) {
+  ASSERT_EQ(got.type(), want.type()) << what;
+  std::vector<double> g = doubles(got), w = doubles(want);
+  double scale = 1.0;
+  for (double x : w)
+    if (std::isfinite(x))
+      scale = std::max(scale, std::abs(x));
+  double tol = (want.dtype() == DType::F32 ? 1e-4 : 1e-10) * scale;
+  if (ir::isInteger(want.dtype()))
+    tol = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (!std::isfinite(w[i])) {
+      ASSERT_TRUE(g[i] == w[i] || (std::isnan(g[i]) && std::isnan(w[i])))
+          << what << ": element " << i << " is " << g[i] << ", want " << w[i];
+      continue;
+    }
+    ASSERT_LE(std::abs(g[i] - w[i]), tol)
+        << what << ": element " << i << " is " << g[i] << ", want " << w[i];
+  }
+}
+
+/// Runs `op` on both backends and expects the same results and no failure.
+void expectSameAsCpu(Op op, const std::vector<Array>& inputs, const ir::Attrs& attrs,
+                     const std::string& what, bool capture = false) {
+  SCOPED_TRACE(what);
+  OneNode g(op, inputs, attrs);
+  CpuResult want = runCpu(g, inputs);
+  ASSERT_EQ(want.error, "");
+  GpuResult got = runGpu(*g.node, inputs, capture);
+  EXPECT_EQ(got.failure, std::nullopt);
+  ASSERT_EQ(got.outputs.size(), want.outputs.size());
+  for (size_t i = 0; i < want.outputs.size(); ++i)
+    expectClose(got.outputs[i], want.outputs[i], fmt::format("{} result {}", what, i));
+}
+
+/// Expects the CPU to fail with "op: message" and the GPU to report that message.
+void expectSameFailure(Op op, const std::vector<Array>& inputs, const ir::Attrs& attrs,
+                       const std::string& message) {
+  OneNode g(op, inputs, attrs);
+  CpuResult cpu = runCpu(g, inputs);
+  EXPECT_EQ(cpu.error, fmt::format("{}: {}", ir::opName(op).str(), message));
+  GpuResult gpu = runGpu(*g.node, inputs);
+  EXPECT_EQ(gpu.failure, std::optional<std::string>(message));
+}
+
+Array randn(DType dtype, llvm::ArrayRef<int64_t> shape, uint64_t seed) {
+  return Array::randomNormal(dtype, shape, seed);
+}
+
+/// Random square matrices plus n I: well conditioned, but pivoting still happens.
+Array wellConditioned(DType dtype, const Ints& shape, uint64_t seed) {
+  int64_t n = shape.back();
+  std::vector<double> v = doubles(randn(DType::F64, shape, seed));
+  for (size_t i = 0; i < v.size(); i += n * n)
+    for (int64_t d = 0; d < n; ++d)
+      v[i + d * n + d] += n;
+  return fromDoubles(dtype, v, shape);
+}
+
+/// Symmetric positive definite matrices X X' + n I.
+Array spd(DType dtype, const Ints& shape, uint64_t seed) {
+  int64_t n = shape.back();
+  std::vector<double> x = doubles(randn(DType::F64, shape, seed)), v(x.size());
+  for (size_t b = 0; b < v.size(); b += n * n)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = i == j ? n : 0.0;
+        for (int64_t k = 0; k < n; ++k)
+          s += x[b + i * n + k] * x[b + j * n + k];
+        v[b + i * n + j] = s;
+      }
+  return fromDoubles(dtype, v, shape);
+}
+
+/// Identity matrices, batch item `item` with `value` at (k,k).
+Array identityWith(DType dtype, const Ints& batch, int64_t n, int64_t item, int64_t k,
+                   double value) {
+  Ints shape = withMatrix(batch, n, n);
+  std::vector<double> v(ir::numElements(shape), 0.0);
+  for (size_t b = 0; b < v.size(); b += n * n)
+    for (int64_t d = 0; d < n; ++d)
+      v[b + d * n + d] = 1.0;
+  v[item * n * n + k * n + k] = value;
+  return fromDoubles(dtype, v, shape);
+}
+
+std::string label(DType dt, const Ints& batch) {
+  return fmt::format("{} batch {}", ir::dtypeName(dt).str(), ir::shapeString(batch));
+}
+
+TEST(Library, MatmulWithTransposeFlags) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (const Ints& batch : kBatches)
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+          int64_t m = 37, k = 29, n = 41;
+          Array a = randn(dt, withMatrix(batch, ta ? k : m, ta ? m : k), 1);
+          Array b = randn(dt, withMatrix(batch, tb ? n : k, tb ? k : n), 2);
+          ir::Attrs attrs;
+          attrs.set("transpose_a", ta).set("transpose_b", tb);
+          expectSameAsCpu(Op::Matmul, {a, b}, attrs,
+                          fmt::format("matmul ta={} tb={} {}", ta, tb, label(dt, batch)));
+        }
+  expectSameAsCpu(Op::Matmul, {Array::zeros(DType::F64, {2, 0}), Array::zeros(DType::F64, {0, 3})},
+                  {}, "matmul over k = 0");
+}
+
+TEST(Library, SyrkIsFullSymmetric) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (const Ints& batch : kBatches)
+      for (bool trans : {false, true}) {
+        int64_t n = 33, k = 20;
+        Array x = randn(dt, withMatrix(batch, trans ? k : n, trans ? n : k), 3);
+        ir::Attrs attrs;
+        attrs.set("transpose", trans);
+        expectSameAsCpu(Op::Syrk, {x}, attrs,
+                        fmt::format("syrk transpose={} {}", trans, label(dt, batch)));
+      }
+  expectSameAsCpu(Op::Syrk, {randn(DType::F64, {300, 200}, 4)}, {}, "syrk 300x200");
+}
+
+TEST(Library, Solve) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (const Ints& batch : kBatches)
+      for (int64_t n : {5, 45}) {
+        Array a = wellConditioned(dt, withMatrix(batch, n, n), 5);
+        Array b = randn(dt, withMatrix(batch, n, 7), 6);
+        expectSameAsCpu(Op::Solve, {a, b}, {}, fmt::format("solve n={} {}", n, label(dt, batch)));
+      }
+}
+
+TEST(Library, CholeskyLowerAndUpper) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (const Ints& batch : kBatches)
+      for (int64_t n : {6, 64})
+        for (bool upper : {false, true}) {
+          ir::Attrs attrs;
+          attrs.set("upper", upper);
+          expectSameAsCpu(Op::Cholesky, {spd(dt, withMatrix(batch, n, n), 7)}, attrs,
+                          fmt::format("cholesky n={} upper={} {}", n, upper, label(dt, batch)));
+        }
+}
+
+TEST(Library, TriangularSolveEveryFlag) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (const Ints& batch : kBatches)
+      for (int flags = 0; flags < 16; ++flags) {
+        bool lower = flags & 1, right = flags & 2, trans = flags & 4, unit = flags & 8;
+        int64_t n = 12, r = 5;
+        // A full matrix: the solve must read only the triangle the flags name.
+        Array a = wellConditioned(dt, withMatrix(batch, n, n), 8);
+        Array b = randn(dt, right ? withMatrix(batch, r, n) : withMatrix(batch, n, r), 9);
+        ir::Attrs attrs;
+        attrs.set("lower", lower).set("right_side", right).set("transpose_a", trans);
+        attrs.set("unit_diagonal", unit);
+        expectSameAsCpu(Op::TriangularSolve, {a, b}, attrs,
+                        fmt::format("triangular_solve lower={} right={} trans={} unit={} {}", lower,
+                                    right, trans, unit, label(dt, batch)));
+      }
+}
+
+TEST(Library, LuGivesLapacksFactors) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (const Ints& batch : kBatches)
+      for (int64_t n : {4, 20})
+        expectSameAsCpu(Op::Lu, {randn(dt, withMatrix(batch, n, n), 10)}, {},
+                        fmt::format("lu n={} {}", n, label(dt, batch)));
+}
+
+TEST(Library, ReducedQr) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (const Ints& batch : kBatches)
+      for (auto [m, n] : {std::pair<int64_t, int64_t>{9, 5}, {5, 9}, {16, 16}})
+        expectSameAsCpu(Op::Qr, {randn(dt, withMatrix(batch, m, n), 11)}, {},
+                        fmt::format("qr {}x{} {}", m, n, label(dt, batch)));
+}
+
+TEST(Library, Inverse) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (const Ints& batch : kBatches)
+      expectSameAsCpu(Op::Inverse, {wellConditioned(dt, withMatrix(batch, 30, 30), 12)}, {},
+                      fmt::format("inverse {}", label(dt, batch)));
+}
+
+TEST(Library, DetAndLogdet) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (const Ints& batch : kBatches)
+      for (Op op : {Op::Det, Op::Logdet})
+        expectSameAsCpu(op, {randn(dt, withMatrix(batch, 12, 12), 13)}, {},
+                        fmt::format("{} {}", ir::opName(op).str(), label(dt, batch)));
+  // Singular: det 0, logdet -inf (values, not failures).
+  Array singular = identityWith(DType::F64, {2}, 4, 1, 2, 0.0);
+  expectSameAsCpu(Op::Det, {singular}, {}, "det of a singular matrix");
+  expectSameAsCpu(Op::Logdet, {singular}, {}, "logdet of a singular matrix");
+}
+
+TEST(Library, TraceOfEveryNumericType) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : {DType::F32, DType::F64, DType::I32, DType::I64})
+    for (const Ints& batch : kBatches)
+      for (auto [m, n] : {std::pair<int64_t, int64_t>{6, 6}, {5, 7}, {7, 5}})
+        expectSameAsCpu(Op::Trace,
+                        {Array::randomUniform(dt, withMatrix(batch, m, n), 14, -100, 100)}, {},
+                        fmt::format("trace {}x{} {}", m, n, label(dt, batch)));
+}
+
+TEST(Library, CholeskyFailureHasTheCpuMessage) {
+  GRAPHC_REQUIRE_GPU();
+  // Batched (potrfBatched) and unbatched (potrf), both triangles.
+  for (bool upper : {false, true}) {
+    ir::Attrs attrs;
+    attrs.set("upper", upper);
+    expectSameFailure(Op::Cholesky, {identityWith(DType::F64, {3}, 5, 2, 2, -1.0)}, attrs,
+                      "matrix is not positive definite (batch item 2, leading minor 3)");
+    expectSameFailure(Op::Cholesky, {identityWith(DType::F32, {}, 5, 0, 0, -1.0)}, attrs,
+                      "matrix is not positive definite (batch item 0, leading minor 1)");
+  }
+}
+
+TEST(Library, SingularFailuresHaveTheCpuMessage) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats) {
+    Array a = identityWith(dt, {2}, 6, 1, 3, 0.0);
+    expectSameFailure(Op::Solve, {a, randn(dt, {2, 6, 2}, 15)}, {},
+                      "matrix is singular (batch item 1, U(4,4) = 0)");
+    expectSameFailure(Op::Inverse, {a}, {}, "matrix is singular (batch item 1, U(4,4) = 0)");
+    expectSameFailure(Op::TriangularSolve, {a, randn(dt, {2, 6, 2}, 16)}, {},
+                      "matrix is singular (batch item 1, A(4,4) = 0)");
+  }
+  // A singular matrix that pivoting has to discover: two equal rows.
+  Array dup = randn(DType::F64, {4, 4}, 17);
+  std::vector<double> v = doubles(dup);
+  std::copy(v.begin(), v.begin() + 4, v.begin() + 8);
+  std::vector<Array> inputs = {fromDoubles(DType::F64, v, {4, 4}), randn(DType::F64, {4, 1}, 18)};
+  OneNode g(Op::Solve, inputs, {});
+  CpuResult cpu = runCpu(g, inputs);
+  GpuResult gpu = runGpu(*g.node, inputs);
+  ASSERT_TRUE(gpu.failure.has_value());
+  EXPECT_EQ(cpu.error, "solve: " + *gpu.failure);
+}
+
+TEST(Library, LargeMatrices) {
+  GRAPHC_REQUIRE_GPU();
+  // Sizes where cuSOLVER and the transposes take their blocked paths.
+  const int64_t n = 1000;
+  Array a = spd(DType::F64, {n, n}, 23), b = randn(DType::F64, {n, 50}, 24);
+  expectSameAsCpu(Op::Cholesky, {a}, {}, "cholesky 1000");
+  expectSameAsCpu(Op::Solve, {a, b}, {}, "solve 1000");
+  expectSameAsCpu(Op::Syrk, {randn(DType::F64, {n, 300}, 25)}, {}, "syrk 1000x300");
+  expectSameAsCpu(Op::Qr, {randn(DType::F64, {n, 200}, 26)}, {}, "qr 1000x200");
+}
+
+TEST(Library, EveryOpRunsInsideStreamCapture) {
+  GRAPHC_REQUIRE_GPU();
+  // No synchronization, no allocation, nothing a CUDA graph cannot hold.
+  for (DType dt : kFloats) {
+    Ints sq = {2, 24, 24};
+    Array a = wellConditioned(dt, sq, 20), b = randn(dt, {2, 24, 3}, 21);
+    ir::Attrs lower;
+    lower.set("lower", true);
+    for (Op op : {Op::Solve, Op::TriangularSolve})
+      expectSameAsCpu(op, {a, b}, op == Op::Solve ? ir::Attrs{} : lower,
+                      fmt::format("captured {}", ir::opName(op).str()), true);
+    for (Op op : {Op::Lu, Op::Qr, Op::Inverse, Op::Det, Op::Logdet, Op::Trace, Op::Syrk})
+      expectSameAsCpu(op, {a}, {}, fmt::format("captured {}", ir::opName(op).str()), true);
+    expectSameAsCpu(Op::Matmul, {a, a}, {}, "captured matmul", true);
+    for (const Ints& shape : {Ints{24, 24}, sq})
+      expectSameAsCpu(Op::Cholesky, {spd(dt, shape, 22)}, {}, "captured cholesky", true);
+  }
+}
+
+TEST(Library, RunWithoutReserveThrows) {
+  GRAPHC_REQUIRE_GPU();
+  Array a = wellConditioned(DType::F64, {70, 70}, 19);
+  OneNode g(Op::Inverse, {a}, {});
+  cudaStream_t stream = Gpu::get().stream;
+  LibraryContext fresh(0, stream); // nothing reserved yet
+  DevicePool& pool = DevicePool::forDevice(0);
+  DeviceBuffer in(pool, a.type().bytes(), stream), out(pool, a.type().bytes(), stream);
+  DeviceBuffer info(pool, sizeof(int), stream);
+  try {
+    fresh.run(*g.node, {in.data()}, {out.data()}, info.as<int>());
+    FAIL() << "expected graphc::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("reserve was not called"), std::string::npos) << e.what();
+  }
+  fresh.reserve(*g.node);
+  EXPECT_GE(fresh.workspaceBytes(), size_t(70 * 70 * 8));
+  fresh.run(*g.node, {in.data()}, {out.data()}, info.as<int>());
+  GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+TEST(DevicePool, OutOfMemoryIsAClearErrorAndThePoolStillWorks) {
+  GRAPHC_REQUIRE_GPU();
+  DevicePool& pool = DevicePool::forDevice(0);
+  cudaStream_t stream = Gpu::get().stream;
+  const size_t tenTB = size_t(10) << 40;
+  try {
+    pool.allocate(tenTB, stream);
+    FAIL() << "expected graphc::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(
+        e.message().rfind(fmt::format("GPU out of memory: cannot allocate {} bytes (", tenTB), 0),
+        0u)
+        << e.what();
+    EXPECT_NE(e.message().find(" bytes free of "), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(pool.allocate(0, stream), nullptr);
+  {
+    DeviceBuffer b(pool, 1 << 20, stream);
+    ASSERT_NE(b.data(), nullptr);
+    GRAPHC_CUDA_CHECK(cudaMemsetAsync(b.data(), 0, b.bytes(), stream));
+    DeviceBuffer moved = std::move(b);
+    EXPECT_EQ(b.data(), nullptr);
+    EXPECT_EQ(moved.bytes(), size_t(1) << 20);
+  }
+  GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // Freed memory stays in the pool: the same request is served again.
+  void* p = pool.allocate(1 << 20, stream);
+  EXPECT_NE(p, nullptr);
+  pool.release(p, stream);
+  GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+} // namespace
+} // namespace graphc::testing

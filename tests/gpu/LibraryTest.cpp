@@ -16,6 +16,7 @@
 #include "runtime/cuda/Pool.h"
 
 #include <cmath>
+#include <cstdio>
 #include <fmt/format.h>
 #include <memory>
 #include <optional>
@@ -468,6 +469,68 @@ TEST(Library, RunWithoutReserveThrows) {
   EXPECT_GE(fresh.workspaceBytes(), size_t(70 * 70 * 8));
   fresh.run(*g.node, {in.data()}, {out.data()}, info.as<int>());
   GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+/// Milliseconds per run() of `op` on device copies of `inputs` (after a warm-up).
+double timeRun(Op op, const std::vector<Array>& inputs, const ir::Attrs& attrs, int reps = 5) {
+  OneNode g(op, inputs, attrs);
+  Gpu& gpu = Gpu::get();
+  DevicePool& pool = DevicePool::forDevice(0);
+  gpu.ctx->reserve(*g.node);
+  std::vector<DeviceBuffer> buffers;
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  for (const Array& a : inputs) {
+    buffers.emplace_back(pool, a.type().bytes(), gpu.stream);
+    GRAPHC_CUDA_CHECK(cudaMemcpyAsync(buffers.back().data(), a.rawData(), a.type().bytes(),
+                                      cudaMemcpyHostToDevice, gpu.stream));
+    in.push_back(buffers.back().data());
+  }
+  for (const ir::TensorType& t : g.node->types()) {
+    buffers.emplace_back(pool, t.bytes(), gpu.stream);
+    out.push_back(buffers.back().data());
+  }
+  DeviceBuffer info(pool, LibraryContext::infoCount(*g.node) * sizeof(int), gpu.stream);
+  gpu.ctx->run(*g.node, in, out, info.as<int>());
+  cudaEvent_t start, stop;
+  GRAPHC_CUDA_CHECK(cudaEventCreate(&start));
+  GRAPHC_CUDA_CHECK(cudaEventCreate(&stop));
+  GRAPHC_CUDA_CHECK(cudaEventRecord(start, gpu.stream));
+  for (int i = 0; i < reps; ++i)
+    gpu.ctx->run(*g.node, in, out, info.as<int>());
+  GRAPHC_CUDA_CHECK(cudaEventRecord(stop, gpu.stream));
+  GRAPHC_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  GRAPHC_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms / reps;
+}
+
+/// Timings at the EnKF size of DESIGN.md (run with --gtest_also_run_disabled_tests).
+TEST(Library, DISABLED_TimingsAtEnkfSize) {
+  GRAPHC_REQUIRE_GPU();
+  const int64_t n = 3000;
+  Array a = wellConditioned(DType::F64, {n, n}, 30), b = randn(DType::F64, {n, n}, 31);
+  ir::Attrs tb, upper;
+  tb.set("transpose_b", true);
+  upper.set("lower", true);
+  // SPD X X' + n I and its Cholesky factor, made by the CPU backend (BLAS).
+  std::vector<double> sv = doubles(runCpu(OneNode(Op::Syrk, {b}, {}), {b}).outputs.at(0));
+  for (int64_t i = 0; i < n; ++i)
+    sv[i * n + i] += n;
+  Array spdA = fromDoubles(DType::F64, sv, {n, n});
+  Array l = runCpu(OneNode(Op::Cholesky, {spdA}, {}), {spdA}).outputs.at(0);
+  std::printf("f64 n=%ld, ms per run:\n", long(n));
+  std::printf("  matmul         %8.3f\n", timeRun(Op::Matmul, {a, b}, {}));
+  std::printf("  matmul X*X'    %8.3f\n", timeRun(Op::Matmul, {a, a}, tb));
+  std::printf("  syrk X*X'      %8.3f\n", timeRun(Op::Syrk, {a}, {}));
+  std::printf("  cholesky       %8.3f\n", timeRun(Op::Cholesky, {spdA}, {}));
+  std::printf("  triangular     %8.3f\n", timeRun(Op::TriangularSolve, {l, b}, upper));
+  std::printf("  solve (LU)     %8.3f\n", timeRun(Op::Solve, {a, b}, {}));
+  std::printf("  inverse        %8.3f\n", timeRun(Op::Inverse, {a}, {}));
+  std::printf("  qr             %8.3f\n", timeRun(Op::Qr, {a}, {}));
+  std::printf("  logdet         %8.3f\n", timeRun(Op::Logdet, {a}, {}));
 }
 
 TEST(DevicePool, OutOfMemoryIsAClearErrorAndThePoolStillWorks) {

@@ -33,13 +33,18 @@ inline Tensor enkfUpdate(const Tensor& xi, const Tensor& y, const Tensor& obs) {
 /// The size examples/enkf.gir is traced at (d = N).
 inline constexpr int64_t kEnkfGirSize = 6;
 
+/// The EnKF graph for d states and n ensemble members.
+inline std::unique_ptr<ir::Graph> traceEnkf(int64_t d, int64_t n, DType dtype) {
+  return traceToGraph(enkfUpdate,
+                      {{"xi", TensorType(dtype, {d, n})},
+                       {"y", TensorType(dtype, {d, n})},
+                       {"obs", TensorType(dtype, {d, 1})}},
+                      "enkf");
+}
+
 /// The EnKF graph at size d = N = `n`, as checked in (examples/enkf.gir).
 inline std::unique_ptr<ir::Graph> traceEnkf(int64_t n, DType dtype = DType::F64) {
-  return traceToGraph(enkfUpdate,
-                      {{"xi", TensorType(dtype, {n, n})},
-                       {"y", TensorType(dtype, {n, n})},
-                       {"obs", TensorType(dtype, {n, 1})}},
-                      "enkf");
+  return traceEnkf(n, n, dtype);
 }
 
 } // namespace graphc::examples

@@ -130,7 +130,7 @@ private:
 
 void planMemory(Program& p, const PlanOptions& options) {
   p.slots().clear();
-  p.stats() = {};
+  p.stats() = {.trafficBytes = p.stats().trafficBytes}; // a property of the steps
   Planner(p, options).run();
   for (const Slot& s : p.slots())
     if (s.donatedParam < 0)

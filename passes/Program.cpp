@@ -103,6 +103,10 @@ Program::Program(const ir::Graph& g, const FusionPartition& partition) : graph_(
   std::vector<int> stepOf(g.nodes().size(), -1);
   steps_ = buildSteps(partition, stepOf);
   collectOutputs(g, stepOf, steps_);
+  for (const Step& s : steps_)
+    for (const std::vector<Value>* values : {&s.inputs, &s.outputs})
+      for (Value v : *values)
+        stats_.trafficBytes += v.type().bytes();
   // Constants: the sources steps read or the graph returns, in node order.
   std::vector<bool> read(g.nodes().size());
   for (const Step& s : steps_)
@@ -153,9 +157,10 @@ std::string printProgram(const Program& p) {
   auto planned = std::count_if(p.slots().begin(), p.slots().end(),
                                [](const Slot& s) { return s.donatedParam < 0; });
   out += fmt::format("  memory: peak {} in use; {} planned slot(s) of {} in all; {} if every "
-                     "intermediate had its own buffer; constants {}\n}}\n",
+                     "intermediate had its own buffer; constants {}; traffic {}\n}}\n",
                      bytesString(m.peakBytes), planned, bytesString(m.slotBytes),
-                     bytesString(m.intermediateBytes), bytesString(m.constantBytes));
+                     bytesString(m.intermediateBytes), bytesString(m.constantBytes),
+                     bytesString(m.trafficBytes));
   return out;
 }
 

@@ -69,6 +69,9 @@ struct MemoryStats {
   int64_t peakBytes = 0;         ///< the most planned bytes in use during one step
   int64_t intermediateBytes = 0; ///< every value steps write, each in its own buffer
   int64_t constantBytes = 0;     ///< the materialized constants
+  /// The bytes the steps read and write, each step its inputs and outputs once:
+  /// the memory traffic of the program when nothing stays in a cache between steps.
+  int64_t trafficBytes = 0;
 };
 
 /// A lowered graph: constants, steps, and the memory plan once planMemory ran.

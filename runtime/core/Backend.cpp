@@ -72,7 +72,7 @@ void Executable::checkInputs(llvm::ArrayRef<Array> inputs) const {
     if (!a.valid() || a.type() != want)
       throw Error(fmt::format("@{}: input {} (%{}) must be {}, got {}", sig_.graphName, i,
                               sig_.paramNames[i], want.str(), got));
-    if (a.device() != Device::Host && backendName() == "cpu")
+    if (a.device() != Device::Host && backendName().startswith("cpu"))
       throw Error(fmt::format("@{}: input {} (%{}) is in {} memory; the cpu backend needs host "
                               "arrays",
                               sig_.graphName, i, sig_.paramNames[i], deviceName(a.device()).str()));

@@ -9,6 +9,7 @@
 #include "ir/Parser.h"
 #include "passes/PassManager.h"
 #include "runtime/core/Compile.h"
+#include "support/Numeric.h"
 #include "support/RandomGraph.h"
 
 #include <gtest/gtest.h>
@@ -18,49 +19,8 @@
 namespace graphc {
 namespace {
 
-/// The elements of a float array as doubles.
-std::vector<double> asDoubles(const Array& x) {
-  if (x.dtype() == ir::DType::F64)
-    return x.toVector<double>();
-  std::vector<float> f = x.toVector<float>();
-  return std::vector<double>(f.begin(), f.end());
-}
-
-/// Random inputs for `g`; square matrices get n*I added so solves are well posed.
-std::vector<Array> randomInputs(const ir::Graph& g, uint64_t seed) {
-  std::vector<Array> inputs;
-  for (const ir::Node* p : g.params()) {
-    const ir::TensorType& t = p->type();
-    Array a = Array::randomNormal(t.dtype, t.shape, seed++);
-    if (t.rank() >= 2 && t.shape[t.rank() - 1] == t.shape[t.rank() - 2]) {
-      int64_t n = t.shape.back();
-      std::vector<double> v = asDoubles(a);
-      for (size_t base = 0; base < v.size(); base += n * n)
-        for (int64_t i = 0; i < n; ++i)
-          v[base + i * n + i] += static_cast<double>(n);
-      a = t.dtype == ir::DType::F64
-              ? Array::fromVector(v, t.shape)
-              : Array::fromVector(std::vector<float>(v.begin(), v.end()), t.shape);
-    }
-    inputs.push_back(a);
-  }
-  return inputs;
-}
-
-/// max |x - y| / (1 + max |y|), NaNs equal to NaNs.
-double relativeDifference(const Array& x, const Array& y) {
-  std::vector<double> a = asDoubles(x), b = asDoubles(y);
-  double diff = 0, scale = 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) && std::isnan(b[i]))
-      continue;
-    if (std::isnan(a[i]) != std::isnan(b[i]))
-      return INFINITY;
-    diff = std::max(diff, std::abs(a[i] - b[i]));
-    scale = std::max(scale, std::abs(b[i]));
-  }
-  return diff / scale;
-}
+using testing::randomInputs;
+using testing::relativeDifference;
 
 void expectEquivalent(const ir::Graph& g, uint64_t seed, double tolerance = 1e-10) {
   Backend& cpu = getBackend("cpu");

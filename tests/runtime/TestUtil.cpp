@@ -1,6 +1,8 @@
 //===- tests/runtime/TestUtil.cpp - Helpers for the runtime tests ---------===//
 #include "tests/runtime/TestUtil.h"
 
+#include "support/Numeric.h"
+
 #include <cmath>
 #include <fmt/format.h>
 
@@ -20,7 +22,23 @@ std::vector<Array> runOp(ir::Op op, const std::vector<Array>& operands, const ir
   ir::Node* n = g.create(op, params, attrs, resultTypes);
   for (unsigned i = 0; i < n->numResults(); ++i)
     g.addOutput(n->result(i));
-  std::vector<Array> out = getBackend("cpu").compile(g)->run(operands);
+  // The op also runs node by node: the fused backend must fail alike or agree exactly.
+  auto unfused = getBackend("cpu-unfused").compile(g);
+  std::vector<Array> out;
+  try {
+    out = getBackend("cpu").compile(g)->run(operands);
+  } catch (const Error& e) {
+    try {
+      unfused->run(operands);
+      ADD_FAILURE() << "cpu-unfused does not fail where cpu does: " << e.message();
+    } catch (const Error& u) {
+      EXPECT_EQ(u.message(), e.message());
+    }
+    throw;
+  }
+  std::vector<Array> reference = unfused->run(operands);
+  for (size_t i = 0; i < out.size(); ++i)
+    EXPECT_EQ(relativeDifference(out[i], reference[i]), 0.0) << ir::opName(op).str() << " result " << i;
   opsRun().insert(op);
   if (!operands.empty())
     opsRun().insert(ir::Op::Parameter);

@@ -1,0 +1,55 @@
+//===- bench/Workloads.h - The workloads' graphs as text -------*- C++ -*-===//
+//
+// The elementwise chain W3 and layernorm W4 of shared/WORKLOADS.md as .gir text at
+// any size and dtype, shared by the CPU and GPU benchmarks.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <fmt/format.h>
+#include <string>
+
+namespace graphc::bench {
+
+/// W3: relu(x*w + b) * sigmoid(x) + tanh(x - b) over `n` elements of `dtype`.
+inline std::string chainGraph(int64_t n, const char* dtype) {
+  return fmt::format(R"(
+graph @chain(%x: {0}[{1}], %w: {0}[{1}], %b: {0}[{1}]) {{
+  %xw = mul %x, %w
+  %l = add %xw, %b
+  %r = relu %l
+  %s = sigmoid %x
+  %rs = mul %r, %s
+  %d = sub %x, %b
+  %t = tanh %d
+  %out = add %rs, %t
+  return %out
+}})",
+                     dtype, n);
+}
+
+/// W4: (x - mean) / sqrt(var + 1e-5) * g + b over the rows of a rows x cols `dtype` x.
+inline std::string layernormGraph(int64_t rows, int64_t cols, const char* dtype) {
+  return fmt::format(R"(
+graph @layernorm(%x: {0}[{1},{2}], %g: {0}[{2}], %b: {0}[{2}]) {{
+  %m = mean %x {{axes=[1], keepdims}}
+  %mb = broadcast_to %m {{shape=[{1},{2}]}}
+  %xc = sub %x, %mb
+  %sq = square %xc
+  %v = mean %sq {{axes=[1], keepdims}}
+  %eps = full {{value=0.00001}} : {0}[{1},1]
+  %ve = add %v, %eps
+  %rs = rsqrt %ve
+  %rsb = broadcast_to %rs {{shape=[{1},{2}]}}
+  %n = mul %xc, %rsb
+  %gb = broadcast_to %g {{shape=[{1},{2}]}}
+  %bb = broadcast_to %b {{shape=[{1},{2}]}}
+  %s = mul %n, %gb
+  %out = add %s, %bb
+  return %out
+}})",
+                     dtype, rows, cols);
+}
+
+} // namespace graphc::bench

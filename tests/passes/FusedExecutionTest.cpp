@@ -1,0 +1,233 @@
+//===- tests/passes/FusedExecutionTest.cpp - Fused == unfused on the CPU --===//
+//
+// The "cpu" backend runs the lowered program (fused kernels over planned slots, in
+// place where the plan says); "cpu-unfused" runs each node with its own kernel
+// into a new array. Both use the same scalar loops and visit reductions in the
+// same order, so their outputs must agree exactly, in f32 and f64, on every
+// example graph, every fusion and lowering golden case and random graphs; and
+// where one fails the other must fail with the same message.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Kernel.h"
+#include "ir/Parser.h"
+#include "passes/MemoryPlan.h"
+#include "passes/PassManager.h"
+#include "runtime/core/Compile.h"
+#include "support/Numeric.h"
+#include "support/RandomGraph.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace graphc {
+namespace {
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(std::string(GRAPHC_SOURCE_DIR) + "/" + path);
+  EXPECT_TRUE(in) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// The graphs of a .gir file whose cases are separated by `// -----` lines.
+std::vector<std::unique_ptr<ir::Graph>> graphsOf(const std::string& text, const std::string& name) {
+  std::vector<std::unique_ptr<ir::Graph>> graphs;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find("// -----", start);
+    ir::Module m = ir::parseModule(text.substr(start, end - start), name);
+    for (auto& g : m.graphs)
+      graphs.push_back(std::move(g));
+    if (end == std::string::npos)
+      break;
+    start = end + 8;
+  }
+  return graphs;
+}
+
+/// The same text in single precision.
+std::string toF32(std::string text) {
+  for (size_t at = text.find("f64"); at != std::string::npos; at = text.find("f64", at))
+    text.replace(at, 3, "f32");
+  return text;
+}
+
+/// How many kernel steps of g's lowered program build a codegen::Kernel (and run
+/// fused), and how many fall back to running node by node.
+std::pair<int, int> kernelSteps(const ir::Graph& g) {
+  passes::Program p = passes::lowerToProgram(g);
+  int built = 0, fallback = 0;
+  for (const passes::Step& s : p.steps()) {
+    bool alone = s.nodes.size() == 1 &&
+                 passes::fusionRole(*s.nodes.front()) == passes::FusionRole::Alone;
+    if (s.kind != passes::Step::Kind::Kernel || alone)
+      continue;
+    bool ok = std::holds_alternative<codegen::Kernel>(codegen::buildKernel(s.nodes, s.outputs));
+    (ok ? built : fallback)++;
+  }
+  return {built, fallback};
+}
+
+/// Runs `g` on both backends (after `passes`) and expects identical outputs, or the
+/// same error from both.
+void expectSameAsUnfused(const ir::Graph& g, uint64_t seed, const std::string& passes = "none") {
+  SCOPED_TRACE("@" + g.name());
+  std::vector<Array> inputs = testing::randomInputs(g, seed);
+  auto fused = compile(g, getBackend("cpu"), {passes});
+  auto unfused = compile(g, getBackend("cpu-unfused"), {passes});
+  std::vector<Array> want, got;
+  std::string wantError, gotError;
+  try {
+    want = unfused->run(inputs);
+  } catch (const Error& e) {
+    wantError = e.message();
+  }
+  try {
+    got = fused->run(inputs);
+  } catch (const Error& e) {
+    gotError = e.message();
+  }
+  ASSERT_EQ(gotError, wantError);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(testing::relativeDifference(got[i], want[i]), 0.0) << "output " << i;
+}
+
+TEST(FusedExecution, ExampleGraphsF64AndF32) {
+  for (const char* file : {"examples/enkf.gir", "examples/enkf_small.gir"})
+    for (bool f32 : {false, true}) {
+      std::string text = readFile(file);
+      for (auto& g : graphsOf(f32 ? toF32(text) : text, file)) {
+        expectSameAsUnfused(*g, 11, "none");
+        expectSameAsUnfused(*g, 12, ""); // the default pipeline
+      }
+    }
+}
+
+TEST(FusedExecution, EveryFusionAndLoweringGoldenCase) {
+  int graphs = 0, fused = 0;
+  for (const char* file : {"tests/golden/fuse/chains.gir", "tests/golden/fuse/reductions.gir",
+                           "tests/golden/fuse/unfused.gir", "tests/golden/lower/plan.gir"})
+    for (bool f32 : {false, true}) {
+      std::string text = readFile(file);
+      for (auto& g : graphsOf(f32 ? toF32(text) : text, file)) {
+        expectSameAsUnfused(*g, 21 + graphs++);
+        auto [built, fallback] = kernelSteps(*g);
+        fused += built;
+        EXPECT_EQ(fallback, 0) << "@" << g->name();
+      }
+    }
+  EXPECT_GE(graphs, 40);
+  EXPECT_GE(fused, graphs); // every case has a kernel to run
+}
+
+/// Reductions the interpreter walks differently: segments that are not contiguous
+/// (a middle or leading axis), several axes, no keepdims, a full reduction,
+/// argmax/argmin, integer products, and epilogues back on the domain.
+TEST(FusedExecution, ReductionLayouts) {
+  const char* text = R"(
+graph @middle(%x: f64[3,5,4], %g: f64[3,1,4]) {
+  %s = sum %x {axes=[1], keepdims}
+  %m = max %x {axes=[1], keepdims}
+  %q = mul %s, %g
+  %b = broadcast_to %q {shape=[3,5,4]}
+  %c = broadcast_to %m {shape=[3,5,4]}
+  %y = sub %x, %b
+  %z = div %y, %c
+  return %z, %q
+}
+graph @leading(%x: f32[64,3]) {
+  %e = exp %x
+  %a = argmax %e {axes=[0]}
+  %n = argmin %x {axes=[0]}
+  %p = mean %e {axes=[0]}
+  return %a, %n, %p
+}
+graph @several(%x: f64[2,3,4,5]) {
+  %t = tanh %x
+  %s = sum %t {axes=[0,2]}
+  %r = reshape %s {shape=[15]}
+  %l = log1p %r
+  return %l
+}
+graph @full(%x: f64[37,41]) {
+  %sq = square %x
+  %s = sum %sq {axes=[0,1]}
+  %r = sqrt %s
+  return %r
+}
+graph @ints(%x: i64[6,7]) {
+  %p = prod %x {axes=[1]}
+  %s = sum %x {axes=[1]}
+  %d = sub %p, %s
+  return %d
+}
+graph @long(%x: f32[3,5000]) {
+  %m = mean %x {axes=[1], keepdims}
+  %b = broadcast_to %m {shape=[3,5000]}
+  %c = sub %x, %b
+  %sq = square %c
+  %v = mean %sq {axes=[1], keepdims}
+  return %c, %v
+}
+)";
+  ir::Module m = ir::parseModule(text, "layouts");
+  for (size_t i = 0; i < m.graphs.size(); ++i) {
+    expectSameAsUnfused(*m.graphs[i], 40 + i);
+    EXPECT_EQ(kernelSteps(*m.graphs[i]).second, 0) << m.graphs[i]->name();
+  }
+}
+
+TEST(FusedExecution, EmptyReductionFailsLikeTheUnfusedOne) {
+  auto g = ir::parseGraph(R"(
+graph @empty(%x: f64[4,0]) {
+  %e = exp %x
+  %m = max %e {axes=[1]}
+  return %m
+})");
+  expectSameAsUnfused(*g, 1);
+  EXPECT_THROW(compile(*g, getBackend("cpu"))->run(testing::randomInputs(*g, 1)), Error);
+}
+
+/// A broadcast seen through a reshape that regroups axes has no affine index map:
+/// the group runs node by node, with the same numbers.
+TEST(FusedExecution, GroupsWithoutAffineMapsRunNodeByNode) {
+  auto g = ir::parseGraph(R"(
+graph @regroup(%v: f64[3], %y: f64[6]) {
+  %b = broadcast_to %v {shape=[2,3]}
+  %r = reshape %b {shape=[6]}
+  %z = mul %r, %y
+  return %z
+})");
+  passes::Program p = passes::lowerToProgram(*g);
+  ASSERT_EQ(p.steps().size(), 1u);
+  auto built = codegen::buildKernel(p.steps()[0].nodes, p.steps()[0].outputs);
+  ASSERT_TRUE(std::holds_alternative<std::string>(built));
+  EXPECT_NE(std::get<std::string>(built).find("reshape that regroups axes"), std::string::npos);
+  std::vector<Array> in = testing::randomInputs(*g, 5);
+  Array z = getBackend("cpu").compile(*g)->run(in)[0];
+  for (int64_t i = 0; i < 6; ++i) // z[i] = v[i % 3] * y[i]
+    EXPECT_EQ(z.at<double>({i}), in[0].at<double>({i % 3}) * in[1].at<double>({i}));
+}
+
+TEST(FusedExecution, RandomGraphs) {
+  testing::RandomGraphOptions options;
+  options.numNodes = 14;
+  options.ops = {ir::Op::Add,     ir::Op::Sub,       ir::Op::Mul,      ir::Op::Div,
+                 ir::Op::Neg,     ir::Op::Exp,       ir::Op::Tanh,     ir::Op::Sigmoid,
+                 ir::Op::Maximum, ir::Op::Select,    ir::Op::Lt,       ir::Op::Cast,
+                 ir::Op::Full,    ir::Op::Iota,      ir::Op::BroadcastTo, ir::Op::Reshape,
+                 ir::Op::Transpose, ir::Op::Sum,     ir::Op::Mean,     ir::Op::Max,
+                 ir::Op::Argmin,  ir::Op::Prod,      ir::Op::Matmul,   ir::Op::Slice};
+  testing::RandomGraphGenerator gen(2026, options);
+  for (int i = 0; i < 300; ++i) {
+    std::unique_ptr<ir::Graph> g = gen.generate("random" + std::to_string(i));
+    expectSameAsUnfused(*g, 1000 + i);
+  }
+}
+
+} // namespace
+} // namespace graphc

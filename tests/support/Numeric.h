@@ -1,0 +1,30 @@
+//===- tests/support/Numeric.h - Random inputs and comparisons ---*- C++ -*-===//
+//
+// Shared by the suites that compare two ways of running a graph (optimized and not,
+// fused and not, GPU and CPU): random inputs for a graph's parameters, and a
+// relative difference of two outputs that treats NaN as equal to NaN.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Graph.h"
+#include "runtime/core/Array.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace graphc::testing {
+
+/// The elements of an array, converted to double, in C order.
+std::vector<double> asDoubles(const Array& x);
+
+/// Random inputs for `g`, reproducible from `seed`: floats ~ N(0, 1) with n*I added
+/// to square matrices (so solves are well posed), integers in [-5, 5] without 0,
+/// random booleans.
+std::vector<Array> randomInputs(const ir::Graph& g, uint64_t seed);
+
+/// max |x - y| / (1 + max |y|), NaNs equal to NaNs; infinity when the shapes, or
+/// where NaNs are, differ.
+double relativeDifference(const Array& x, const Array& y);
+
+} // namespace graphc::testing

@@ -1,0 +1,796 @@
+//===- codegen/Cuda.cpp - CUDA C++ for a kernel ---------------------------===//
+//
+// The emitter prints instructions as `const T vN = expr;` lines and wraps them in
+// one of the loop forms of Cuda.h. A load's offset `sum p[k] * strides[k]` is
+// printed from the flat index of a point: unit axes are dropped, neighbouring axes
+// that stay contiguous in the input are merged, and each remaining axis becomes
+// `(i / inner % extent) * stride`. In a reduction the point is (segment s, position
+// j): the part of an offset that depends on s is computed once per segment.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Cuda.h"
+
+#include "support/Error.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <functional>
+
+namespace graphc::codegen {
+namespace {
+
+using ir::DType;
+using ir::Op;
+
+/// Element types, spelled as in the IR (typedefs at the top of every source).
+const char* ctype(DType t) {
+  switch (t) {
+  case DType::Bool:
+    return "bool";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  }
+  return "?";
+}
+
+/// The unsigned type integer arithmetic of `t` wraps in.
+const char* utype(DType t) {
+  return t == DType::I64 ? "u64" : "u32";
+}
+
+std::string val(int i) {
+  return fmt::format("v{}", i);
+}
+
+/// Device helpers a kernel may need; each is printed once, in this order.
+enum Helper : unsigned {
+  kVec = 1,
+  kBest = 2,
+  kSigmoid = 4,
+  kFloatRem = 8,
+  kIntDiv = 16,
+  kIntRem = 32,
+  kIntPow = 64,
+};
+
+const char* kTypedefs = R"(typedef int i32;
+typedef long long i64;
+typedef unsigned u32;
+typedef unsigned long long u64;
+typedef float f32;
+typedef double f64;
+)";
+
+const char* helperText(Helper h) {
+  switch (h) {
+  case kVec:
+    return R"(// N consecutive elements, loaded and stored as one aligned vector.
+template <typename T, int N> struct alignas(sizeof(T) * N) gc_vec { T x[N]; };
+)";
+  case kBest:
+    return R"(// The running extreme of max/min/argmax/argmin: value and position (-1: none).
+template <typename T> struct gc_best { T v; i64 i; };
+// b replaces a when it comes first in the order: NaN, then the larger (Max) or
+// smaller value; ties go to the lower position.
+template <bool Max, typename T>
+__device__ __forceinline__ gc_best<T> gc_pick(gc_best<T> a, gc_best<T> b) {
+  if (b.i < 0) return a;
+  if (a.i < 0) return b;
+  bool an = a.v != a.v, bn = b.v != b.v;
+  bool takeB = (an || bn) ? (an && bn ? b.i < a.i : bn)
+                          : (b.v == a.v ? b.i < a.i : (Max ? b.v > a.v : b.v < a.v));
+  return takeB ? b : a;
+}
+template <typename T> __device__ __forceinline__ gc_best<T> gc_shfl_xor(gc_best<T> a, int m) {
+  return {__shfl_xor_sync(0xffffffffu, a.v, m), __shfl_xor_sync(0xffffffffu, a.i, m)};
+}
+)";
+  case kSigmoid:
+    return R"(// Never exponentiates a large positive number.
+__device__ __forceinline__ f32 gc_sigmoid(f32 v) {
+  if (v >= 0) return 1.0f / (1.0f + expf(-v));
+  f32 e = expf(v);
+  return e / (1.0f + e);
+}
+__device__ __forceinline__ f64 gc_sigmoid(f64 v) {
+  if (v >= 0) return 1.0 / (1.0 + exp(-v));
+  f64 e = exp(v);
+  return e / (1.0 + e);
+}
+)";
+  case kFloatRem:
+    return R"(// Remainder with the sign of the divisor.
+__device__ __forceinline__ f32 gc_rem(f32 a, f32 b) {
+  f32 r = fmodf(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+__device__ __forceinline__ f64 gc_rem(f64 a, f64 b) {
+  f64 r = fmod(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+)";
+  case kIntDiv:
+    return R"(// Integer division truncating toward zero; MIN / -1 wraps; b == 0 is error `code`.
+template <typename T, typename U>
+__device__ T gc_div(T a, T b, int* error, int code) {
+  if (b == 0) { atomicCAS(error, 0, code); return 0; }
+  if (b == T(-1)) return (T)(U(0) - (U)a);
+  return a / b;
+}
+)";
+  case kIntRem:
+    return R"(// Integer remainder with the sign of the divisor; b == 0 is error `code`.
+template <typename T>
+__device__ T gc_irem(T a, T b, int* error, int code) {
+  if (b == 0) { atomicCAS(error, 0, code); return 0; }
+  if (b == T(-1)) return 0;
+  T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;
+}
+)";
+  case kIntPow:
+    return R"(// Integer power by squaring, wrapping; a negative exponent is error `code`.
+template <typename T, typename U>
+__device__ T gc_pow(T base, T e, int* error, int code) {
+  if (e < 0) { atomicCAS(error, 0, code); return 0; }
+  U r = 1, b = (U)base;
+  for (; e > 0; e >>= 1) {
+    if (e & 1) r *= b;
+    b *= b;
+  }
+  return (T)r;
+}
+)";
+  }
+  return "";
+}
+
+/// `x + y`, leaving out zeros.
+std::string plus(const std::string& x, const std::string& y) {
+  return x == "0" ? y : y == "0" ? x : x + " + " + y;
+}
+
+/// `sum_k (var / inner_k % extents[k]) * strides[k]` for a flat index `var` over
+/// `extents` (C order), simplified; "0" when no axis contributes.
+std::string affine(llvm::StringRef var, llvm::ArrayRef<int64_t> extents,
+                   llvm::ArrayRef<int64_t> strides) {
+  struct Axis {
+    int64_t extent, stride;
+  };
+  std::vector<Axis> axes; // outer to inner, unit axes dropped, contiguous runs merged
+  for (size_t a = 0; a < extents.size(); ++a) {
+    if (extents[a] == 1)
+      continue;
+    if (!axes.empty() && axes.back().stride == strides[a] * extents[a])
+      axes.back() = {axes.back().extent * extents[a], strides[a]};
+    else
+      axes.push_back({extents[a], strides[a]});
+  }
+  std::string out = "0";
+  int64_t inner = 1;
+  for (size_t a = axes.size(); a-- > 0;) {
+    const Axis& axis = axes[a];
+    if (axis.stride != 0) {
+      std::string coord = var.str();
+      if (inner > 1)
+        coord = fmt::format("{} / {}", coord, inner);
+      if (a > 0)
+        coord = fmt::format("{} % {}", coord, axis.extent);
+      if (axis.stride != 1)
+        coord = coord == var ? fmt::format("{} * {}", coord, axis.stride)
+                             : fmt::format("({}) * {}", coord, axis.stride);
+      out = plus(coord, out);
+    }
+    inner *= axis.extent;
+  }
+  return out;
+}
+
+/// The elements of `v` at `axes`, or at the other axes when `complement`.
+ir::Shape pick(llvm::ArrayRef<int64_t> v, llvm::ArrayRef<int64_t> axes, bool complement) {
+  ir::Shape out;
+  for (size_t a = 0; a < v.size(); ++a)
+    if (llvm::is_contained(axes, static_cast<int64_t>(a)) != complement)
+      out.push_back(v[a]);
+  return out;
+}
+
+/// Lines of code at an indentation depth.
+struct Code {
+  std::string text;
+  int depth = 0;
+
+  template <typename... Args> void line(fmt::format_string<Args...> f, Args&&... args) {
+    text.append(2 * depth, ' ');
+    text += fmt::format(f, std::forward<Args>(args)...);
+    text += '\n';
+  }
+  void open(const std::string& head) {
+    line("{} {{", head);
+    ++depth;
+  }
+  void close() {
+    --depth;
+    line("}}");
+  }
+};
+
+/// The running state of one reduction in a lane.
+struct Accumulator {
+  std::string type, init;
+  enum { Add, Multiply, Best } how = Add;
+  bool max = false; ///< Best: max/argmax rather than min/argmin
+
+  /// The state combining states (or items) `x` and `y`, x first.
+  std::string combine(const std::string& x, const std::string& y) const {
+    if (how == Best)
+      return fmt::format("gc_pick<{}>({}, {})", max ? "true" : "false", x, y);
+    return fmt::format("{} {} {}", x, how == Add ? "+" : "*", y);
+  }
+};
+
+class Emitter {
+public:
+  explicit Emitter(const Kernel& k) : k_(k) {
+    int64_t most = ir::numElements(k.domain);
+    for (const ir::Value& v : k.inputs)
+      most = std::max(most, v.type().numel());
+    wide_ = most > (int64_t{1} << 30);
+    for (const Inst& inst : k.insts)
+      if (inst.kind == Inst::Kind::Compute && !ir::isFloat(k.insts[inst.args[0]].dtype))
+        error_ = error_ || inst.node->op() == Op::Div || inst.node->op() == Op::Remainder ||
+                 inst.node->op() == Op::Pow;
+  }
+
+  CudaKernel emit(llvm::StringRef name);
+
+private:
+  /// How a body reads load instruction i (an expression).
+  using LoadFn = std::function<std::string(int)>;
+
+  std::string compute(int i);
+  void body(Code& c, codegen::Space space, const std::vector<bool>& needed, const LoadFn& load);
+  std::string signature(const CudaKernel& ck) const;
+  void elementwise(Code& c, CudaKernel& ck);
+  void reduction(Code& c, CudaKernel& ck);
+  Accumulator accumulator(int reduce);
+  bool isIdentity(const Inst& load) const {
+    return load.strides == denseStrides(k_.shape(load.space));
+  }
+
+  const Kernel& k_;
+  bool wide_ = false; ///< 64-bit indices
+  unsigned helpers_ = 0;
+  bool error_ = false; ///< some instruction may store an error code
+};
+
+/// Marks `inst` and what it reads in its own space (a Segment's operand is not).
+void markNeeded(const Kernel& k, int inst, std::vector<bool>& needed) {
+  if (needed[inst])
+    return;
+  needed[inst] = true;
+  if (k.insts[inst].kind != Inst::Kind::Segment)
+    for (int a : k.insts[inst].args)
+      markNeeded(k, a, needed);
+}
+
+Accumulator Emitter::accumulator(int reduce) {
+  Op op = k_.insts[reduce].node->op();
+  DType t = k_.insts[k_.insts[reduce].args[0]].dtype;
+  Accumulator a;
+  if (op == Op::Sum || op == Op::Mean || op == Op::Prod) {
+    a.type = ir::isFloat(t) ? "f64" : utype(t);
+    a.init = op == Op::Prod ? "1" : "0";
+    a.how = op == Op::Prod ? Accumulator::Multiply : Accumulator::Add;
+    return a;
+  }
+  helpers_ |= kBest;
+  a.how = Accumulator::Best;
+  a.max = op == Op::Max || op == Op::Argmax;
+  a.type = fmt::format("gc_best<{}>", ctype(t));
+  a.init = fmt::format("{{({})0, -1}}", ctype(t));
+  return a;
+}
+
+std::string Emitter::compute(int i) {
+  const Inst& inst = k_.insts[i];
+  Op op = inst.node->op();
+  DType t = k_.insts[inst.args[op == Op::Select ? 1 : 0]].dtype;
+  bool isFloat = ir::isFloat(t);
+  std::string T = ctype(t), R = ctype(inst.dtype);
+  std::string a = val(inst.args[0]), b = inst.args.size() > 1 ? val(inst.args[1]) : "";
+  int code = i + 1;
+  auto needFloat = [&] {
+    if (!isFloat)
+      throw Error(fmt::format("emitCuda: {} of {} has no CUDA form", ir::opName(op).str(), T));
+  };
+  auto math = [&](const char* fn) {
+    needFloat();
+    return fmt::format("{}{}({}{}{})", fn, t == DType::F32 ? "f" : "", a, b.empty() ? "" : ", ",
+                       b);
+  };
+  // a op b, wrapping for integers.
+  auto wrap = [&](const char* o, const std::string& x, const std::string& y) {
+    if (isFloat)
+      return fmt::format("{} {} {}", x, o, y);
+    return fmt::format("({})(({}){} {} ({}){})", T, utype(t), x, o, utype(t), y);
+  };
+  std::string zero = fmt::format("({})0", T);
+  switch (op) {
+  case Op::Neg:
+    return isFloat ? "-" + a : wrap("-", zero, a);
+  case Op::Abs:
+    return fmt::format("{} < {} ? {} : {}", a, zero, isFloat ? "-" + a : wrap("-", zero, a), a);
+  case Op::Sign: // NaN stays NaN
+    return fmt::format("{}({})(({} < {}) - ({} < {}))", isFloat ? a + " != " + a + " ? " + a + " : " : "",
+                       T, zero, a, a, zero);
+  case Op::Square:
+    return wrap("*", a, a);
+  case Op::Relu: // NaN stays NaN
+    return fmt::format("{} < {} ? {} : {}", a, zero, zero, a);
+  case Op::Exp:
+    return math("exp");
+  case Op::Log:
+    return math("log");
+  case Op::Log1p:
+    return math("log1p");
+  case Op::Expm1:
+    return math("expm1");
+  case Op::Sqrt:
+    return math("sqrt");
+  case Op::Rsqrt:
+    return fmt::format("({})1 / {}", T, math("sqrt"));
+  case Op::Reciprocal:
+    needFloat();
+    return fmt::format("({})1 / {}", T, a);
+  case Op::Sin:
+    return math("sin");
+  case Op::Cos:
+    return math("cos");
+  case Op::Tanh:
+    return math("tanh");
+  case Op::Sigmoid:
+    needFloat();
+    helpers_ |= kSigmoid;
+    return fmt::format("gc_sigmoid({})", a);
+  case Op::Erf:
+    return math("erf");
+  case Op::Floor:
+    return math("floor");
+  case Op::Ceil:
+    return math("ceil");
+  case Op::Round: // half to even
+    return math("rint");
+  case Op::Add:
+    return wrap("+", a, b);
+  case Op::Sub:
+    return wrap("-", a, b);
+  case Op::Mul:
+    return wrap("*", a, b);
+  case Op::Div:
+    if (isFloat)
+      return a + " / " + b;
+    helpers_ |= kIntDiv;
+    error_ = true;
+    return fmt::format("gc_div<{}, {}>({}, {}, error, {})", T, utype(t), a, b, code);
+  case Op::Pow:
+    if (isFloat)
+      return math("pow");
+    helpers_ |= kIntPow;
+    error_ = true;
+    return fmt::format("gc_pow<{}, {}>({}, {}, error, {})", T, utype(t), a, b, code);
+  case Op::Maximum: // NaN propagates
+    return fmt::format("({0} != {0} || {0} > {1}) ? {0} : {1}", a, b);
+  case Op::Minimum:
+    return fmt::format("({0} != {0} || {0} < {1}) ? {0} : {1}", a, b);
+  case Op::Atan2:
+    return math("atan2");
+  case Op::Remainder:
+    if (isFloat) {
+      helpers_ |= kFloatRem;
+      return fmt::format("gc_rem({}, {})", a, b);
+    }
+    helpers_ |= kIntRem;
+    error_ = true;
+    return fmt::format("gc_irem<{}>({}, {}, error, {})", T, a, b, code);
+  case Op::Eq:
+    return a + " == " + b;
+  case Op::Ne:
+    return a + " != " + b;
+  case Op::Lt:
+    return a + " < " + b;
+  case Op::Le:
+    return a + " <= " + b;
+  case Op::Gt:
+    return a + " > " + b;
+  case Op::Ge:
+    return a + " >= " + b;
+  case Op::Not:
+    return "!" + a;
+  case Op::And:
+    return a + " && " + b;
+  case Op::Or:
+    return a + " || " + b;
+  case Op::Select:
+    return fmt::format("{} ? {} : {}", a, b, val(inst.args[2]));
+  case Op::Cast:
+    if (inst.dtype == DType::Bool)
+      return fmt::format("{} != {}", a, zero);
+    return fmt::format("({}){}", R, a);
+  default:
+    throw Error(fmt::format("emitCuda: {} cannot be part of a kernel", ir::opName(op).str()));
+  }
+}
+
+void Emitter::body(Code& c, Space space, const std::vector<bool>& needed, const LoadFn& load) {
+  for (size_t i = 0; i < k_.insts.size(); ++i) {
+    const Inst& inst = k_.insts[i];
+    if (inst.space != space || !needed[i])
+      continue;
+    const char* T = ctype(inst.dtype);
+    switch (inst.kind) {
+    case Inst::Kind::Load:
+      c.line("const {} v{} = {};", T, i, load(static_cast<int>(i)));
+      break;
+    case Inst::Kind::Compute:
+      c.line("const {} v{} = {};", T, i, compute(static_cast<int>(i)));
+      break;
+    case Inst::Kind::Segment:
+      c.line("const {} v{} = v{};", T, i, inst.args[0]);
+      break;
+    case Inst::Kind::Reduce: // defined when the segment's reduction finishes
+      break;
+    }
+  }
+}
+
+std::string Emitter::signature(const CudaKernel& ck) const {
+  std::vector<std::string> params;
+  for (size_t i = 0; i < k_.inputs.size(); ++i)
+    params.push_back(
+        fmt::format("const {}* __restrict__ in{}", ctype(k_.inputs[i].type().dtype), i));
+  for (size_t o = 0; o < k_.outputs.size(); ++o)
+    params.push_back(fmt::format("{}* out{}", ctype(k_.insts[k_.outputs[o].inst].dtype), o));
+  if (error_)
+    params.push_back("int* __restrict__ error");
+  return fmt::format("extern \"C\" __global__ void __launch_bounds__(BS) {}({})", ck.name,
+                     fmt::join(params, ", "));
+}
+
+/// Blocks for `items` work units of `perBlock` each, at most 2^20 (the loops
+/// stride over the rest).
+unsigned blocksFor(int64_t items, int64_t perBlock) {
+  return static_cast<unsigned>(std::clamp<int64_t>((items + perBlock - 1) / perBlock, 1, 1 << 20));
+}
+
+void Emitter::elementwise(Code& c, CudaKernel& ck) {
+  int64_t n = ir::numElements(k_.domain);
+  std::vector<bool> needed(k_.insts.size(), false);
+  for (const KernelOutput& o : k_.outputs)
+    markNeeded(k_, o.inst, needed);
+  // Vectors of `width` points when every load is the identity: 16 bytes of the
+  // widest element type.
+  bool vector = true;
+  int64_t widest = 1;
+  for (const Inst& inst : k_.insts)
+    if (inst.kind == Inst::Kind::Load) {
+      vector = vector && isIdentity(inst);
+      widest = std::max(widest, ir::dtypeSize(inst.dtype));
+    }
+  for (const KernelOutput& o : k_.outputs)
+    widest = std::max(widest, ir::dtypeSize(k_.insts[o.inst].dtype));
+  int64_t width = vector ? 16 / widest : 1;
+  vector = vector && n >= width;
+  ck.launch = CudaKernel::Launch::Elementwise;
+  ck.blockSize = 256;
+  ck.gridSize = blocksFor(vector ? n / width : n, ck.blockSize);
+
+  std::string loopBody;
+  Code inner;
+  inner.depth = 2;
+  body(inner, Space::Domain, needed, [&](int i) {
+    const Inst& load = k_.insts[i];
+    return fmt::format("in{}[{}]", load.input, affine("p", k_.domain, load.strides));
+  });
+  for (size_t o = 0; o < k_.outputs.size(); ++o)
+    inner.line("out{}[p] = v{};", o, k_.outputs[o].inst);
+
+  c.line("constexpr idx N = {};", n);
+  c.open(signature(ck));
+  c.line("const idx stride = (idx)gridDim.x * BS;");
+  c.line("idx p = (idx)blockIdx.x * BS + (idx)threadIdx.x;");
+  if (vector) {
+    helpers_ |= kVec;
+    std::vector<std::string> pointers;
+    for (size_t i = 0; i < k_.inputs.size(); ++i)
+      pointers.push_back(fmt::format("(u64)in{}", i));
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      pointers.push_back(fmt::format("(u64)out{}", o));
+    c.line("// {} points at a time where every buffer is 16-byte aligned", width);
+    c.line("const bool aligned = (({}) & 15) == 0;", fmt::join(pointers, " | "));
+    c.line("const idx vectors = aligned ? N / {} : 0;", width);
+    c.open("for (idx q = p; q < vectors; q += stride)");
+    auto vec = [&](DType t) { return fmt::format("gc_vec<{}, {}>", ctype(t), width); };
+    for (size_t i = 0; i < k_.insts.size(); ++i)
+      if (k_.insts[i].kind == Inst::Kind::Load)
+        c.line("const {0} l{1} = ((const {0}*)in{2})[q];", vec(k_.insts[i].dtype), i,
+               k_.insts[i].input);
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      c.line("{} o{};", vec(k_.insts[k_.outputs[o].inst].dtype), o);
+    c.line("#pragma unroll");
+    c.open(fmt::format("for (int u = 0; u < {}; ++u)", width));
+    body(c, Space::Domain, needed, [&](int i) { return fmt::format("l{}.x[u]", i); });
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      c.line("o{}.x[u] = v{};", o, k_.outputs[o].inst);
+    c.close();
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      c.line("(({}*)out{})[q] = o{};", vec(k_.insts[k_.outputs[o].inst].dtype), o, o);
+    c.close();
+    c.line("// the tail, or everything when a buffer is not aligned");
+    c.line("p += vectors * {};", width);
+  }
+  c.open("for (; p < N; p += stride)");
+  c.text += inner.text;
+  c.close();
+  c.close();
+}
+
+void Emitter::reduction(Code& c, CudaKernel& ck) {
+  int64_t segments = ir::numElements(k_.reducedShape), length = k_.segmentSize();
+  bool contiguous = k_.segmentsContiguous();
+  using L = CudaKernel::Launch;
+  ck.launch = !contiguous || length <= 16 ? L::ThreadPerSegment
+              : length <= 2048            ? L::WarpPerSegment
+                                          : L::BlockPerSegment;
+  ck.blockSize = ck.launch != L::BlockPerSegment ? 256 : length >= 16384 ? 1024 : 512;
+  int64_t perBlock = ck.launch == L::ThreadPerSegment  ? ck.blockSize
+                     : ck.launch == L::WarpPerSegment ? ck.blockSize / 32
+                                                      : 1;
+  ck.gridSize = blocksFor(segments, perBlock);
+
+  std::vector<bool> forReductions(k_.insts.size(), false), forOutputs(k_.insts.size(), false);
+  std::vector<int> reduces;
+  for (size_t i = 0; i < k_.insts.size(); ++i)
+    if (k_.insts[i].kind == Inst::Kind::Reduce) {
+      reduces.push_back(static_cast<int>(i));
+      markNeeded(k_, k_.insts[i].args[0], forReductions);
+    }
+  bool domainOutputs = false;
+  for (const KernelOutput& o : k_.outputs)
+    if (o.space == Space::Domain) {
+      markNeeded(k_, o.inst, forOutputs);
+      domainOutputs = true;
+    }
+  for (size_t i = 0; i < k_.insts.size(); ++i)
+    if (forReductions[i] && k_.insts[i].kind == Inst::Kind::Segment)
+      throw Error("emitCuda: a reduction reads a reduced value of its own stage");
+
+  ir::Shape keptExtents = pick(k_.domain, k_.reduceAxes, true);
+  ir::Shape reducedExtents = pick(k_.domain, k_.reduceAxes, false);
+  ir::Shape dense = denseStrides(k_.domain);
+
+  c.line("constexpr idx S = {}; // segments", segments);
+  c.line("constexpr idx L = {}; // points per segment", length);
+  c.open(signature(ck));
+  std::string unitStart, unitStride, laneStart, laneStride;
+  switch (ck.launch) {
+  case L::BlockPerSegment:
+    for (int r : reduces)
+      c.line("__shared__ {} w{}[BS / 32];", accumulator(r).type, r);
+    unitStart = "(idx)blockIdx.x", unitStride = "(idx)gridDim.x";
+    laneStart = "(idx)threadIdx.x", laneStride = "BS";
+    break;
+  case L::WarpPerSegment:
+    unitStart = "((idx)blockIdx.x * BS + (idx)threadIdx.x) / 32",
+    unitStride = "(idx)gridDim.x * (BS / 32)";
+    laneStart = "(idx)(threadIdx.x & 31)", laneStride = "32";
+    break;
+  case L::ThreadPerSegment:
+    unitStart = "(idx)blockIdx.x * BS + (idx)threadIdx.x", unitStride = "(idx)gridDim.x * BS";
+    laneStart = "0", laneStride = "1";
+    break;
+  case L::Elementwise:
+    break;
+  }
+  c.open(fmt::format("for (idx s = {}; s < S; s += {})", unitStart, unitStride));
+
+  // Once per segment: the segment's part of every domain load's offset. At point
+  // (s, j) the domain's flat index is p.
+  std::string p = contiguous ? "s * L + j"
+                             : plus(affine("s", keptExtents, pick(dense, k_.reduceAxes, true)),
+                                    affine("j", reducedExtents, pick(dense, k_.reduceAxes, false)));
+  std::vector<std::string> base(k_.insts.size(), "0");
+  for (size_t i = 0; i < k_.insts.size(); ++i) {
+    const Inst& inst = k_.insts[i];
+    if (inst.kind != Inst::Kind::Load || inst.space != Space::Domain || isIdentity(inst))
+      continue;
+    std::string offset = affine("s", keptExtents, pick(inst.strides, k_.reduceAxes, true));
+    if (offset != "0") {
+      base[i] = fmt::format("b{}", i);
+      c.line("const idx b{} = {};", i, offset);
+    }
+  }
+  auto domainLoad = [&](int i) {
+    const Inst& load = k_.insts[i];
+    if (isIdentity(load))
+      return fmt::format("in{}[p]", load.input);
+    return fmt::format(
+        "in{}[{}]", load.input,
+        plus(base[i], affine("j", reducedExtents, pick(load.strides, k_.reduceAxes, false))));
+  };
+  auto segmentLoop = [&](const std::vector<bool>& needed, bool writes) {
+    c.open(fmt::format("for (idx j = {}; j < L; j += {})", laneStart, laneStride));
+    bool usesP = writes;
+    for (size_t i = 0; i < k_.insts.size(); ++i)
+      usesP = usesP || (needed[i] && k_.insts[i].kind == Inst::Kind::Load &&
+                        k_.insts[i].space == Space::Domain && isIdentity(k_.insts[i]));
+    if (usesP)
+      c.line("const idx p = {};", p);
+    body(c, Space::Domain, needed, domainLoad);
+  };
+
+  // Pass 1: each lane accumulates its points, in increasing j.
+  for (int r : reduces) {
+    Accumulator a = accumulator(r);
+    c.line("{} a{} = {};", a.type, r, a.init);
+  }
+  segmentLoop(forReductions, false);
+  for (int r : reduces) {
+    Accumulator a = accumulator(r);
+    std::string x = val(k_.insts[r].args[0]);
+    std::string item = a.how == Accumulator::Best ? fmt::format("{}{{{}, (i64)j}}", a.type, x)
+                              : fmt::format("({}){}", a.type, x);
+    c.line("a{0} = {1};", r, a.combine(fmt::format("a{}", r), item));
+  }
+  c.close();
+
+  // Combine the lanes: a butterfly in each warp, then the warps in shared memory.
+  if (ck.launch != L::ThreadPerSegment) {
+    c.line("#pragma unroll");
+    c.open("for (int m = 16; m > 0; m /= 2)");
+    for (int r : reduces) {
+      Accumulator a = accumulator(r);
+      std::string other = a.how == Accumulator::Best ? fmt::format("gc_shfl_xor(a{}, m)", r)
+                                 : fmt::format("__shfl_xor_sync(0xffffffffu, a{}, m)", r);
+      c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), other));
+    }
+    c.close();
+  }
+  if (ck.launch == L::BlockPerSegment) {
+    c.open("if (threadIdx.x % 32 == 0)");
+    for (int r : reduces)
+      c.line("w{0}[threadIdx.x / 32] = a{0};", r);
+    c.close();
+    c.line("__syncthreads();");
+    for (int r : reduces)
+      c.line("a{0} = w{0}[0];", r);
+    c.open("for (int w = 1; w < BS / 32; ++w)");
+    for (int r : reduces) {
+      Accumulator a = accumulator(r);
+      c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), fmt::format("w{}[w]", r)));
+    }
+    c.close();
+  }
+
+  // The reduced values, then the reduced-space instructions, once per segment.
+  for (int r : reduces) {
+    const Inst& inst = k_.insts[r];
+    Op op = inst.node->op();
+    DType t = k_.insts[inst.args[0]].dtype;
+    const char* R = ctype(inst.dtype);
+    std::string value;
+    if (op == Op::Argmax || op == Op::Argmin)
+      value = fmt::format("({})a{}.i", R, r);
+    else if (op == Op::Max || op == Op::Min)
+      value = fmt::format("a{}.v", r);
+    else if (op == Op::Mean && ir::isFloat(t))
+      value = fmt::format("({})(a{} / (f64)L)", R, r);
+    else if (op == Op::Mean)
+      value = fmt::format("({})((i64)({})a{} / (i64)L)", R, ctype(t), r);
+    else
+      value = fmt::format("({})a{}", R, r);
+    c.line("const {} v{} = {};", R, r, value);
+  }
+  std::vector<bool> all(k_.insts.size(), true);
+  body(c, Space::Reduced, all, [&](int i) {
+    const Inst& load = k_.insts[i];
+    return fmt::format("in{}[{}]", load.input, affine("s", k_.reducedShape, load.strides));
+  });
+
+  // Pass 2: the domain outputs.
+  if (domainOutputs) {
+    segmentLoop(forOutputs, true);
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      if (k_.outputs[o].space == Space::Domain)
+        c.line("out{}[p] = v{};", o, k_.outputs[o].inst);
+    c.close();
+  }
+
+  // Last, when every lane is done reading (an output may replace an input).
+  bool reducedOutputs = false;
+  for (const KernelOutput& o : k_.outputs)
+    reducedOutputs = reducedOutputs || o.space == Space::Reduced;
+  if (ck.launch == L::BlockPerSegment)
+    c.line("__syncthreads();");
+  else if (ck.launch == L::WarpPerSegment)
+    c.line("__syncwarp();");
+  if (reducedOutputs) {
+    if (ck.launch != L::ThreadPerSegment)
+      c.open(fmt::format("if ({} == 0)", laneStart));
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      if (k_.outputs[o].space == Space::Reduced)
+        c.line("out{}[s] = v{};", o, k_.outputs[o].inst);
+    if (ck.launch != L::ThreadPerSegment)
+      c.close();
+  }
+  c.close();
+  c.close();
+}
+
+CudaKernel Emitter::emit(llvm::StringRef name) {
+  CudaKernel ck;
+  ck.name = name.str();
+  Code kernel;
+  if (k_.hasReduction())
+    reduction(kernel, ck);
+  else
+    elementwise(kernel, ck);
+  ck.hasErrorWord = error_;
+
+  std::string& s = ck.source;
+  s += fmt::format("// graphc kernel {}: {}\n", ck.name, launchName(ck.launch).str());
+  std::string listing = printKernel(k_);
+  llvm::SmallVector<llvm::StringRef, 16> lines;
+  llvm::StringRef(listing).rtrim('\n').split(lines, '\n');
+  for (llvm::StringRef l : lines)
+    s += fmt::format("//   {}\n", l.str());
+  s += kTypedefs;
+  for (unsigned h = 1; h <= kIntPow; h <<= 1)
+    if (helpers_ & h)
+      s += helperText(static_cast<Helper>(h));
+  s += fmt::format("typedef {} idx;\nconstexpr int BS = {};\n", wide_ ? "i64" : "i32",
+                   ck.blockSize);
+  s += kernel.text;
+  return ck;
+}
+
+} // namespace
+
+CudaKernel emitCuda(const Kernel& k, llvm::StringRef name) {
+  return Emitter(k).emit(name);
+}
+
+std::string cudaErrorMessage(const Kernel& k, int code) {
+  if (code <= 0 || code > static_cast<int>(k.insts.size()) || !k.insts[code - 1].node)
+    return fmt::format("kernel error {}", code);
+  const ir::Node& n = *k.insts[code - 1].node;
+  const char* what = n.op() == Op::Div         ? "integer division by zero"
+                     : n.op() == Op::Remainder ? "integer remainder by zero"
+                                               : "integers to negative integer powers are not allowed";
+  std::string who = ir::opName(n.op()).str();
+  if (!n.name().empty())
+    who += fmt::format(" (%{})", n.name());
+  return fmt::format("{}: {}", who, what);
+}
+
+llvm::StringRef launchName(CudaKernel::Launch launch) {
+  switch (launch) {
+  case CudaKernel::Launch::Elementwise:
+    return "elementwise";
+  case CudaKernel::Launch::BlockPerSegment:
+    return "block-per-segment";
+  case CudaKernel::Launch::WarpPerSegment:
+    return "warp-per-segment";
+  case CudaKernel::Launch::ThreadPerSegment:
+    return "thread-per-segment";
+  }
+  return "?";
+}
+
+} // namespace graphc::codegen

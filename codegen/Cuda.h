@@ -1,0 +1,82 @@
+//===- codegen/Cuda.h - CUDA C++ for a kernel -------------------*- C++ -*-===//
+//
+// Prints a codegen::Kernel as one CUDA C++ translation unit with one
+// `extern "C" __global__` function, which runtime/cuda compiles with NVRTC. The
+// kernel computes what the CPU interpreter (runtime/cpu/FusedKernel.h) computes,
+// with the op semantics of docs/ops.md. Shapes are baked in as constants, so the
+// same Kernel always gives byte-identical source (a kernel-cache key).
+//
+// Parameters: `const T* __restrict__ in0, ...` (Kernel::inputs), `T* out0, ...`
+// (Kernel::outputs), then `int* error` when CudaKernel::hasErrorWord. Outputs carry
+// no __restrict__: an output may be the buffer of an input of the same size (in
+// place). The kernel reads every element it writes before writing it and never
+// reads it again, so the inputs' read-only loads stay valid.
+//
+// Launch forms:
+//   Elementwise       a grid-stride loop over the domain; when every load is the
+//                     identity map, 16-byte vector loads and stores (float4, double2)
+//                     with a scalar loop for the tail or for unaligned buffers.
+//   BlockPerSegment   contiguous long segments: a block reduces one segment (warp
+//   WarpPerSegment    shuffles, then shared memory), or a warp a shorter one; the
+//                     reduced-space instructions run once per segment, and a second
+//                     pass over the segment writes the domain outputs.
+//   ThreadPerSegment  non-contiguous (or very short) segments: one thread loops over
+//                     a segment; neighbouring threads read neighbouring segments.
+// Every loop strides over its work, so any grid size is correct; the block size is
+// a compile-time constant of the source and must be CudaKernel::blockSize.
+//
+// Numerics. Floating-point sums, means and products accumulate in double (as the
+// CPU does), combined in a fixed tree: results are the same run to run. max, min,
+// argmax and argmin carry (value, position) pairs, so NaN wins and ties keep the
+// first position, exactly as the CPU. Integer arithmetic wraps (done in unsigned).
+// The source is compiled without FMA contraction (runtime/cuda/KernelCache.h), so
+// each op rounds as on the CPU; the math library functions (exp, tanh, ...) are
+// CUDA's, within a few ulp of the CPU's. Integer division or remainder by zero and
+// negative integer powers, errors on the CPU, give 0 and store the failing
+// instruction's number + 1 into `*error` (the first one wins); cudaErrorMessage
+// turns it into the CPU's message.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/Kernel.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace graphc::codegen {
+
+/// A generated CUDA kernel and how to launch it.
+struct CudaKernel {
+  /// How the work is spread over threads.
+  enum class Launch : uint8_t {
+    Elementwise,      ///< one thread per point (or per vector of points)
+    BlockPerSegment,  ///< one block per reduction segment
+    WarpPerSegment,   ///< one warp per reduction segment
+    ThreadPerSegment, ///< one thread per reduction segment
+  };
+  std::string name;   ///< the extern "C" function name
+  std::string source; ///< a whole translation unit
+  Launch launch = Launch::Elementwise;
+  unsigned blockSize = 256; ///< threads per block: the source assumes exactly this
+  unsigned gridSize = 1;    ///< blocks to launch (the loops cover any count)
+  /// The kernel takes a trailing `int* error` parameter (integer div, remainder or
+  /// pow); it must point at a device int that is 0 before the launch.
+  bool hasErrorWord = false;
+};
+
+/// The CUDA kernel named `name` that computes `k`. Deterministic: the same Kernel
+/// and name give byte-identical source. Throws graphc::Error for an op a kernel
+/// cannot contain.
+CudaKernel emitCuda(const Kernel& k, llvm::StringRef name);
+
+/// The CPU backend's message for error code `code` (> 0) stored by a kernel of `k`,
+/// e.g. "div (%q): integer division by zero".
+std::string cudaErrorMessage(const Kernel& k, int code);
+
+/// The name of a launch form, e.g. "block-per-segment".
+llvm::StringRef launchName(CudaKernel::Launch launch);
+
+} // namespace graphc::codegen

@@ -1,0 +1,156 @@
+//===- tests/codegen/CudaCodegenTest.cpp - CUDA source without a GPU ------===//
+//
+// Every kernel of tests/codegen/KernelCases.h, f32 and f64: the generated source is
+// the same on every emission and for a graph parsed again, it has the launch form
+// and vectorization we expect, and NVRTC compiles it for sm_90 (NVRTC needs no
+// driver). Numeric agreement with the CPU is tests/gpu/CudaKernelTest.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Cuda.h"
+#include "tests/codegen/KernelCases.h"
+
+#if GRAPHC_HAS_CUDA
+#include "runtime/cuda/Nvrtc.h"
+#endif
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <thread>
+
+namespace graphc {
+namespace {
+
+using codegen::CudaKernel;
+using testing::kernelCases;
+using testing::kernelsOf;
+
+/// The generated kernels of one case.
+std::vector<CudaKernel> generate(const std::string& text, const std::string& name) {
+  std::unique_ptr<ir::Graph> g = ir::parseGraph(text, name);
+  int failed = 0;
+  std::vector<codegen::Kernel> kernels = kernelsOf(*g, &failed);
+  EXPECT_EQ(failed, 0) << name;
+  std::vector<CudaKernel> out;
+  for (size_t i = 0; i < kernels.size(); ++i)
+    out.push_back(codegen::emitCuda(kernels[i], fmt::format("k{}", i)));
+  return out;
+}
+
+/// The kernels of case `name` in `dtype`.
+std::vector<CudaKernel> generateCase(const std::string& name, const char* dtype) {
+  for (const testing::KernelCase& c : kernelCases(dtype))
+    if (c.name == name)
+      return generate(c.text, c.name);
+  ADD_FAILURE() << "no case " << name;
+  return {};
+}
+
+TEST(CudaCodegen, EveryCaseIsDeterministic) {
+  for (const char* dtype : {"f32", "f64"})
+    for (const testing::KernelCase& c : kernelCases(dtype)) {
+      std::vector<CudaKernel> a = generate(c.text, c.name), b = generate(c.text, c.name);
+      ASSERT_FALSE(a.empty()) << c.name;
+      ASSERT_EQ(a.size(), b.size()) << c.name;
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].source, b[i].source) << c.name;
+        EXPECT_EQ(a[i].gridSize, b[i].gridSize);
+        EXPECT_NE(a[i].source.find(fmt::format("extern \"C\" __global__ void __launch_bounds__(BS) "
+                                               "k{}(",
+                                               i)),
+                  std::string::npos)
+            << a[i].source;
+      }
+    }
+}
+
+TEST(CudaCodegen, ElementwiseChainsUse16ByteVectors) {
+  std::string f32 = generateCase("w3_chain", "f32").at(0).source;
+  EXPECT_NE(f32.find("gc_vec<f32, 4>"), std::string::npos) << f32;
+  std::string f64 = generateCase("w3_chain", "f64").at(0).source;
+  EXPECT_NE(f64.find("gc_vec<f64, 2>"), std::string::npos) << f64;
+  // A broadcast load is not the identity: scalar loads with offsets from the index.
+  CudaKernel bc = generateCase("broadcast_rows_cols", "f32").at(0);
+  EXPECT_EQ(bc.source.find("gc_vec"), std::string::npos) << bc.source;
+  EXPECT_NE(bc.source.find("in1[p % 53]"), std::string::npos) << bc.source;
+  EXPECT_NE(bc.source.find("in2[p / 53]"), std::string::npos) << bc.source;
+  EXPECT_EQ(bc.launch, CudaKernel::Launch::Elementwise);
+  EXPECT_EQ(bc.source.find("typedef i64 idx"), std::string::npos);
+}
+
+TEST(CudaCodegen, ReductionLaunchForms) {
+  using L = CudaKernel::Launch;
+  std::map<std::string, L> want = {
+      {"sum_rows", L::WarpPerSegment},         {"sum_short_rows", L::ThreadPerSegment},
+      {"sum_long_rows", L::BlockPerSegment},   {"sum_columns", L::ThreadPerSegment},
+      {"sum_middle", L::ThreadPerSegment},     {"sum_all", L::BlockPerSegment},
+      {"sum_very_long_rows", L::BlockPerSegment},
+  };
+  for (const auto& [name, launch] : want) {
+    CudaKernel k = generateCase(name, "f32").at(0);
+    EXPECT_EQ(codegen::launchName(k.launch), codegen::launchName(launch)) << name;
+    if (launch == L::BlockPerSegment) {
+      EXPECT_NE(k.source.find("__syncthreads()"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(generateCase("sum_very_long_rows", "f32").at(0).blockSize, 1024u);
+  // Layernorm: the mean, then variance and normalization with a second pass.
+  std::vector<CudaKernel> ln = generateCase("layernorm_long_rows", "f32");
+  ASSERT_EQ(ln.size(), 2u);
+  EXPECT_EQ(ln[1].launch, L::BlockPerSegment);
+}
+
+TEST(CudaCodegen, IntegerDivisionHasAnErrorWord) {
+  int withError = 0;
+  for (const CudaKernel& k : generateCase("integer_ops_i32", "f32"))
+    if (k.hasErrorWord) {
+      ++withError;
+      EXPECT_NE(k.source.find("int* __restrict__ error)"), std::string::npos) << k.source;
+    }
+  EXPECT_EQ(withError, 3); // div, remainder, pow
+  EXPECT_FALSE(generateCase("w3_chain", "f32").at(0).hasErrorWord);
+  std::unique_ptr<ir::Graph> g = ir::parseGraph(
+      "graph @d(%a: i32[4], %b: i32[4]) {\n  %q = div %a, %b\n  return %q\n}", "d.gir");
+  codegen::Kernel kernel = kernelsOf(*g).at(0);
+  EXPECT_EQ(codegen::cudaErrorMessage(kernel, 3), "div (%q): integer division by zero");
+}
+
+#if GRAPHC_HAS_CUDA
+TEST(CudaCodegen, NvrtcCompilesEveryKernelForSm90) {
+  std::vector<CudaKernel> all;
+  for (const char* dtype : {"f32", "f64"})
+    for (const testing::KernelCase& c : kernelCases(dtype))
+      for (CudaKernel& k : generate(c.text, c.name)) {
+        k.name = fmt::format("{}_{}_{}", c.name, dtype, all.size());
+        all.push_back(k);
+      }
+  // NVRTC is thread-safe across programs: compile on every core.
+  std::vector<std::string> errors(all.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < all.size();) {
+      cuda::CompileOptions options;
+      options.computeCapability = 90;
+      options.flags = {"--fmad=false"};
+      try {
+        cuda::CompiledModule m = cuda::compileCuda(all[i].source, all[i].name + ".cu", options);
+        if (m.log.find("warning") != std::string::npos)
+          errors[i] = "warnings: " + m.log;
+      } catch (const Error& e) {
+        errors[i] = e.message();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < std::max(2u, std::thread::hardware_concurrency()); ++t)
+    threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads)
+    t.join();
+  for (size_t i = 0; i < all.size(); ++i)
+    EXPECT_EQ(errors[i], "") << all[i].name;
+}
+#endif
+
+} // namespace
+} // namespace graphc

@@ -1,0 +1,296 @@
+//===- tests/codegen/KernelCases.h - Graphs whose kernels we generate -*- C++ -*-===//
+//
+// The graphs the CUDA code generator is tested on, shared by the CPU-only codegen
+// tests (deterministic source, NVRTC compiles it) and the GPU tests (the kernel
+// computes what the CPU interpreter computes): chains with broadcasts, every
+// elementwise op, casts, integer ops, each reduction over trailing, leading,
+// middle and all axes, layernorm, softmax, sibling reductions. Graph texts spell
+// the float type `$T`; kernelCases() fills it in.
+//
+// Parameter names choose the random inputs the GPU tests feed (see inputKind).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/Kernel.h"
+#include "ir/Parser.h"
+#include "passes/MemoryPlan.h"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+namespace graphc::testing {
+
+/// One graph to generate kernels for.
+struct KernelCase {
+  std::string name;
+  std::string text;
+};
+
+/// How the GPU tests fill a parameter, from the first letter of its name:
+/// n: nonzero integers; e: small non-negative integers (exponents); t: few distinct
+/// values (ties); q: ties and NaNs; p: positive; anything else: uniform in [-2, 2]
+/// (integers in [-50, 50]).
+inline char inputKind(llvm::StringRef paramName) {
+  return paramName.empty() ? 'x' : paramName.front();
+}
+
+/// `text` with $T replaced by `dtype`.
+inline std::string withType(std::string text, llvm::StringRef dtype) {
+  for (size_t at = text.find("$T"); at != std::string::npos; at = text.find("$T", at))
+    text.replace(at, 2, dtype.str());
+  return text;
+}
+
+/// The cases, with floats of type `dtype` ("f32" or "f64").
+inline std::vector<KernelCase> kernelCases(llvm::StringRef dtype) {
+  std::vector<KernelCase> cases;
+  auto add = [&](std::string name, const std::string& text) {
+    cases.push_back({std::move(name), withType(text, dtype)});
+  };
+  add("w3_chain", R"(graph @w3(%x: $T[1003], %w: $T[1003], %b: $T[1003]) {
+  %xw = mul %x, %w
+  %l = add %xw, %b
+  %r = relu %l
+  %s = sigmoid %x
+  %rs = mul %r, %s
+  %d = sub %x, %b
+  %t = tanh %d
+  %out = add %rs, %t
+  return %out
+})");
+  add("broadcast_rows_cols", R"(graph @bc(%x: $T[37,53], %b: $T[53], %c: $T[37,1]) {
+  %bb = broadcast_to %b {shape=[37,53]}
+  %cb = broadcast_to %c {shape=[37,53]}
+  %y = mul %x, %bb
+  %z = add %y, %cb
+  %e = exp %z
+  return %e
+})");
+  add("broadcast_middle", R"(graph @bm(%x: $T[4,5,6], %m: $T[4,1,6], %s: $T[5,1]) {
+  %mb = broadcast_to %m {shape=[4,5,6]}
+  %sb = broadcast_to %s {shape=[4,5,6]}
+  %d = sub %x, %mb
+  %y = mul %d, %sb
+  return %y
+})");
+  add("reshape_add", R"(graph @ra(%x: $T[6,4], %y: $T[24]) {
+  %r = reshape %y {shape=[6,4]}
+  %z = add %x, %r
+  %n = neg %z
+  return %n, %z
+})");
+  for (const char* op : {"neg", "abs", "sign", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt",
+                         "square", "reciprocal", "sin", "cos", "tanh", "sigmoid", "relu", "erf",
+                         "floor", "ceil", "round"})
+    add(fmt::format("unary_{}", op),
+        fmt::format("graph @u(%x: $T[1031]) {{\n  %y = {} %x\n  return %y\n}}", op));
+  for (const char* op :
+       {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2", "remainder"})
+    add(fmt::format("binary_{}", op),
+        fmt::format("graph @b(%x: $T[1031], %y: $T[1031]) {{\n  %z = {} %x, %y\n  return %z\n}}",
+                    op));
+  add("pow_positive_base", R"(graph @pp(%p: $T[777], %y: $T[777]) {
+  %z = pow %p, %y
+  return %z
+})");
+  add("compare_logical_select", R"(graph @cls(%tx: $T[1000], %ty: $T[1000], %z: $T[1000]) {
+  %eq = eq %tx, %ty
+  %ne = ne %tx, %ty
+  %lt = lt %tx, %ty
+  %le = le %tx, %ty
+  %gt = gt %tx, %z
+  %ge = ge %tx, %z
+  %a = and %lt, %gt
+  %o = or %eq, %ge
+  %n = not %a
+  %s = select %n, %tx, %z
+  return %eq, %ne, %le, %o, %s
+})");
+  add("nan_propagation", R"(graph @nan(%qx: $T[999], %qy: $T[999]) {
+  %mx = maximum %qx, %qy
+  %mn = minimum %qx, %qy
+  %r = relu %qx
+  %s = sign %qy
+  %lt = lt %qx, %qy
+  return %mx, %mn, %r, %s, %lt
+})");
+  add("casts", R"(graph @casts(%x: $T[513]) {
+  %s = mul %x, %x
+  %i = cast %x {dtype=i32}
+  %l = cast %s {dtype=i64}
+  %b = cast %x {dtype=bool}
+  %f = cast %b {dtype=$T}
+  %d = cast %i {dtype=f64}
+  %h = cast %x {dtype=f32}
+  return %i, %l, %b, %f, %d, %h
+})");
+  for (const char* it : {"i32", "i64"}) {
+    auto addInt = [&](std::string name, const char* text) {
+      std::string t = text;
+      for (size_t at = t.find("$I"); at != std::string::npos; at = t.find("$I", at))
+        t.replace(at, 2, it);
+      add(fmt::format("{}_{}", name, it), t);
+    };
+    addInt("integer_ops", R"(graph @ints(%a: $I[1001], %nb: $I[1001], %e: $I[1001]) {
+  %add = add %a, %nb
+  %sub = sub %a, %nb
+  %mul = mul %a, %nb
+  %div = div %a, %nb
+  %rem = remainder %a, %nb
+  %pow = pow %a, %e
+  %mx = maximum %a, %nb
+  %mn = minimum %a, %nb
+  %neg = neg %a
+  %abs = abs %a
+  %sg = sign %a
+  %sq = square %a
+  %re = relu %a
+  %lt = lt %a, %nb
+  %fl = cast %a {dtype=$T}
+  return %add, %sub, %mul, %div, %rem, %pow, %mx, %mn, %neg, %abs, %sg, %sq, %re, %lt, %fl
+})");
+    addInt("integer_reductions_wrap", R"(graph @wrap(%a: $I[64,1000]) {
+  %q = mul %a, %a
+  %r = mul %q, %q
+  %c = mul %r, %a
+  %s = sum %c {axes=[1]}
+  %p = prod %a {axes=[1]}
+  %m = max %c {axes=[1]}
+  %am = argmin %c {axes=[1]}
+  return %s, %p, %m, %am
+})");
+  }
+  struct Shape {
+    const char* name;
+    const char* shape;
+    const char* axes;
+    const char* tail; // ", keepdims" or ""
+  };
+  const Shape shapes[] = {
+      {"rows", "67,300", "1", ""},           // warp per segment
+      {"short_rows", "100,8", "1", ""},      // thread per segment, contiguous
+      {"long_rows", "13,5000", "1", ", keepdims"}, // block per segment
+      {"very_long_rows", "3,20000", "1", ""}, // block of 1024
+      {"columns", "300,67", "0", ", keepdims"}, // leading axis: thread per segment
+      {"middle", "5,7,11", "1", ""},
+      {"outer_two", "5,7,11", "0,2", ""},  // argmax flattened over two axes
+      {"all", "1000,37", "0,1", ""},       // one segment
+  };
+  for (const char* op : {"sum", "mean", "max", "min", "prod", "argmax", "argmin"})
+    for (const Shape& s : shapes) {
+      bool prod = std::string(op) == "prod";
+      add(fmt::format("{}_{}", op, s.name),
+          fmt::format("graph @r(%{}: $T[{}]) {{\n  %r = {} %{} {{axes=[{}]{}}}\n  return %r\n}}",
+                      prod ? "p" : "x", s.shape, op, prod ? "p" : "x", s.axes, s.tail));
+    }
+  add("argmax_ties_nan", R"(graph @ties(%tx: $T[40,50], %qy: $T[40,50]) {
+  %a = argmax %tx {axes=[1]}
+  %b = argmin %tx {axes=[0]}
+  %c = argmax %qy {axes=[1], keepdims}
+  %d = argmin %qy {axes=[0,1]}
+  return %a, %b, %c, %d
+})");
+  add("max_ties_nan", R"(graph @mt(%qx: $T[40,50]) {
+  %a = max %qx {axes=[1]}
+  %b = min %qx {axes=[0]}
+  return %a, %b
+})");
+  add("layernorm", R"(graph @ln(%x: $T[67,300], %g: $T[300], %b: $T[300]) {
+  %m = mean %x {axes=[1], keepdims}
+  %mb = broadcast_to %m {shape=[67,300]}
+  %xc = sub %x, %mb
+  %sq = square %xc
+  %v = mean %sq {axes=[1], keepdims}
+  %eps = full {value=0.00001} : $T[67,1]
+  %ve = add %v, %eps
+  %rs = rsqrt %ve
+  %rsb = broadcast_to %rs {shape=[67,300]}
+  %n = mul %xc, %rsb
+  %gb = broadcast_to %g {shape=[67,300]}
+  %bb = broadcast_to %b {shape=[67,300]}
+  %s = mul %n, %gb
+  %out = add %s, %bb
+  return %out
+})");
+  add("layernorm_long_rows", R"(graph @lnl(%x: $T[9,4100], %g: $T[4100]) {
+  %m = mean %x {axes=[1], keepdims}
+  %mb = broadcast_to %m {shape=[9,4100]}
+  %xc = sub %x, %mb
+  %sq = square %xc
+  %v = mean %sq {axes=[1], keepdims}
+  %eps = full {value=0.00001} : $T[9,1]
+  %ve = add %v, %eps
+  %rs = rsqrt %ve
+  %rsb = broadcast_to %rs {shape=[9,4100]}
+  %n = mul %xc, %rsb
+  %gb = broadcast_to %g {shape=[9,4100]}
+  %out = mul %n, %gb
+  return %out
+})");
+  add("norm_reduced_epilogue", R"(graph @norm(%x: $T[16,32]) {
+  %q = square %x
+  %s = sum %q {axes=[1]}
+  %e = full {value=1e-06} : $T[16]
+  %se = add %s, %e
+  %n = sqrt %se
+  return %n
+})");
+  add("softmax", R"(graph @softmax(%x: $T[50,70]) {
+  %m = max %x {axes=[1], keepdims}
+  %mb = broadcast_to %m {shape=[50,70]}
+  %d = sub %x, %mb
+  %e = exp %d
+  %s = sum %e {axes=[1], keepdims}
+  %sb = broadcast_to %s {shape=[50,70]}
+  %y = div %e, %sb
+  return %y
+})");
+  add("center_columns_two_outputs", R"(graph @cc(%x: $T[300,67]) {
+  %m = mean %x {axes=[0], keepdims}
+  %mb = broadcast_to %m {shape=[300,67]}
+  %d = sub %x, %mb
+  return %m, %d
+})");
+  add("siblings", R"(graph @sib(%x: $T[33,3000]) {
+  %e = exp %x
+  %s = sum %e {axes=[1]}
+  %m = max %x {axes=[1]}
+  %a = argmin %x {axes=[1]}
+  return %s, %m, %a
+})");
+  add("middle_axis_epilogue", R"(graph @mae(%x: $T[6,50,7]) {
+  %s = sum %x {axes=[1], keepdims}
+  %sb = broadcast_to %s {shape=[6,50,7]}
+  %y = mul %x, %sb
+  return %y
+})");
+  add("scalar_sum", R"(graph @ss(%x: $T[77]) {
+  %s = sum %x {axes=[0]}
+  return %s
+})");
+  return cases;
+}
+
+/// The kernels of `g`'s lowered program that build (kernel steps that are not a
+/// lone data-movement node); `failed` counts the kernel steps that do not. The
+/// kernels point into `g`: keep it alive while they are used.
+inline std::vector<codegen::Kernel> kernelsOf(const ir::Graph& g, int* failed = nullptr) {
+  passes::Program p = passes::lowerToProgram(g);
+  std::vector<codegen::Kernel> out;
+  for (const passes::Step& s : p.steps()) {
+    if (s.kind != passes::Step::Kind::Kernel ||
+        (s.nodes.size() == 1 && passes::fusionRole(*s.nodes.front()) == passes::FusionRole::Alone))
+      continue;
+    auto k = codegen::buildKernel(s.nodes, s.outputs);
+    if (auto* kernel = std::get_if<codegen::Kernel>(&k))
+      out.push_back(std::move(*kernel));
+    else if (failed)
+      ++*failed;
+  }
+  return out;
+}
+
+} // namespace graphc::testing

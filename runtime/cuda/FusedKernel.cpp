@@ -1,0 +1,87 @@
+//===- runtime/cuda/FusedKernel.cpp - Running a kernel on the GPU ---------===//
+#include "runtime/cuda/FusedKernel.h"
+
+#include "runtime/cuda/Check.h"
+#include "support/Error.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <fmt/format.h>
+
+namespace graphc::cuda {
+namespace {
+
+/// The CPU's error for a max, min, mean, argmax or argmin of `k` over zero
+/// elements ("" when there is none).
+std::string emptyReductionError(const codegen::Kernel& k) {
+  if (!k.hasReduction() || k.segmentSize() != 0 || ir::numElements(k.reducedShape) == 0)
+    return "";
+  for (const codegen::Inst& inst : k.insts) {
+    if (inst.kind != codegen::Inst::Kind::Reduce)
+      continue;
+    const ir::Node& n = *inst.node;
+    if (n.op() == ir::Op::Sum || n.op() == ir::Op::Prod)
+      continue;
+    std::string who = ir::opName(n.op()).str();
+    if (!n.name().empty())
+      who += fmt::format(" (%{})", n.name());
+    return fmt::format("{}: reduction over zero elements (axes {} of {})", who,
+                       ir::shapeString(n.attrs().getInts("axes")), n.operand(0).type().str());
+  }
+  return "";
+}
+
+} // namespace
+
+CudaFusedKernel::CudaFusedKernel(codegen::Kernel kernel, KernelCache& cache)
+    : k_(std::move(kernel)), cuda_(codegen::emitCuda(k_, "graphc_kernel")),
+      loaded_(cache.get(cuda_)), emptyReduction_(emptyReductionError(k_)) {
+  if (cuda_.hasErrorWord) {
+    GRAPHC_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&error_), sizeof(int)));
+    GRAPHC_CUDA_CHECK(cudaMemset(error_, 0, sizeof(int)));
+  }
+}
+
+CudaFusedKernel::~CudaFusedKernel() {
+  if (error_)
+    cudaFree(error_); // errors at teardown have nowhere to go
+}
+
+void CudaFusedKernel::launch(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
+                             cudaStream_t stream) const {
+  if (inputs.size() != k_.inputs.size() || outputs.size() != k_.outputs.size())
+    throw Error(fmt::format("fused kernel launch: {} inputs and {} outputs given, {} and {} "
+                            "expected",
+                            inputs.size(), outputs.size(), k_.inputs.size(), k_.outputs.size()));
+  if (!emptyReduction_.empty())
+    throw Error(emptyReduction_);
+  // cudaLaunchKernel wants the address of each parameter's value.
+  llvm::SmallVector<void*, 16> args;
+  for (const void* const& p : inputs)
+    args.push_back(const_cast<void*>(static_cast<const void*>(&p)));
+  for (void* const& p : outputs)
+    args.push_back(const_cast<void*>(static_cast<const void*>(&p)));
+  if (error_)
+    args.push_back(const_cast<int**>(&error_));
+  LaunchConfig config;
+  config.grid = dim3(cuda_.gridSize);
+  config.block = dim3(cuda_.blockSize);
+  config.stream = stream;
+  loaded_->kernel.launch(config, args);
+}
+
+void CudaFusedKernel::resetError(cudaStream_t stream) const {
+  if (error_)
+    GRAPHC_CUDA_CHECK(cudaMemsetAsync(error_, 0, sizeof(int), stream));
+}
+
+void CudaFusedKernel::throwIfFailed(int code) const {
+  if (code == 0)
+    return;
+  SourceLoc loc;
+  if (code > 0 && code <= static_cast<int>(k_.insts.size()) && k_.insts[code - 1].node)
+    loc = k_.insts[code - 1].node->loc();
+  throw Error(codegen::cudaErrorMessage(k_, code), loc);
+}
+
+} // namespace graphc::cuda

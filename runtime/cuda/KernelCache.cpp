@@ -1,0 +1,270 @@
+//===- runtime/cuda/KernelCache.cpp - Compiled kernels, kept --------------===//
+//
+// A disk cache file is
+//   "GRAPHCK1", u64 key size, key, u8 isCubin, u64 size, architecture,
+//   u64 size, image, u64 FNV-1a of everything before it
+// (integers little-endian as the host writes them). Anything that does not parse,
+// check out or match the key exactly is a miss.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/KernelCache.h"
+
+#include "runtime/cuda/Check.h"
+#include "support/Error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+namespace graphc::cuda {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kMagic[] = "GRAPHCK1";
+
+uint64_t fnv1a(llvm::StringRef bytes, uint64_t h = 0xcbf29ce484222325ull) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+void putU64(std::string& out, uint64_t v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+void putString(std::string& out, const std::string& s) {
+  putU64(out, s.size());
+  out += s;
+}
+
+/// Reads the fields of a disk cache file in order; any overrun makes it bad.
+struct Reader {
+  llvm::StringRef data;
+  bool ok = true;
+
+  llvm::StringRef take(uint64_t n) {
+    if (!ok || n > data.size()) {
+      ok = false;
+      return {};
+    }
+    llvm::StringRef out = data.take_front(n);
+    data = data.drop_front(n);
+    return out;
+  }
+  uint64_t u64() {
+    uint64_t v = 0;
+    llvm::StringRef b = take(sizeof v);
+    if (ok)
+      std::memcpy(&v, b.data(), sizeof v);
+    return v;
+  }
+  std::string string() { return take(u64()).str(); }
+};
+
+std::string nvrtcVersionString() {
+  int major = 0, minor = 0;
+  GRAPHC_CUDA_CHECK(nvrtcVersion(&major, &minor));
+  return fmt::format("{}.{}", major, minor);
+}
+
+} // namespace
+
+KernelCache::KernelCache() : KernelCache(Options()) {}
+
+KernelCache::KernelCache(Options options) : options_(std::move(options)) {
+  diskDir_ = options_.diskDir ? *options_.diskDir : defaultDiskDir();
+  if (!diskDir_.empty()) {
+    std::error_code ec;
+    fs::create_directories(diskDir_, ec);
+    if (ec || access(diskDir_.c_str(), W_OK) != 0)
+      diskDir_.clear(); // unwritable: no disk cache
+  }
+}
+
+KernelCache& KernelCache::global() {
+  static KernelCache cache;
+  return cache;
+}
+
+std::string KernelCache::defaultDiskDir() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+  };
+  if (std::string dir = env("GRAPHC_CACHE_DIR"); !dir.empty())
+    return dir;
+  if (std::string xdg = env("XDG_CACHE_HOME"); !xdg.empty())
+    return xdg + "/graphc/kernels";
+  if (std::string home = env("HOME"); !home.empty())
+    return home + "/.cache/graphc/kernels";
+  return "";
+}
+
+int KernelCache::targetComputeCapability() const {
+  if (options_.computeCapability)
+    return options_.computeCapability;
+  int device = 0, major = 0, minor = 0;
+  GRAPHC_CUDA_CHECK(cudaGetDevice(&device));
+  GRAPHC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  GRAPHC_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major * 10 + minor;
+}
+
+std::string KernelCache::key(const codegen::CudaKernel& k) const {
+  static const std::string nvrtc = nvrtcVersionString();
+  return fmt::format("graphc kernel\nnvrtc {}\nsm {}\nflags {}\nname {}\n{}", nvrtc,
+                     targetComputeCapability(), fmt::join(options_.flags, " "), k.name,
+                     k.source);
+}
+
+std::string KernelCache::diskPath(const codegen::CudaKernel& k) const {
+  if (diskDir_.empty())
+    return "";
+  return fmt::format("{}/{:016x}.bin", diskDir_, fnv1a(key(k)));
+}
+
+std::optional<CompiledModule> KernelCache::readDisk(const std::string& key) const {
+  std::ifstream in(fmt::format("{}/{:016x}.bin", diskDir_, fnv1a(key)), std::ios::binary);
+  if (!in)
+    return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string file = ss.str();
+  if (file.size() < sizeof(uint64_t))
+    return std::nullopt;
+  llvm::StringRef body = llvm::StringRef(file).drop_back(sizeof(uint64_t));
+  Reader r{file};
+  CompiledModule m;
+  bool magic = r.take(8) == kMagic;
+  bool sameKey = r.string() == key;
+  m.isCubin = r.take(1) == "\1";
+  m.architecture = r.string();
+  m.image = r.string();
+  uint64_t sum = r.u64();
+  if (!r.ok || !magic || !sameKey || !r.data.empty() || sum != fnv1a(body) || m.image.empty())
+    return std::nullopt;
+  return m;
+}
+
+void KernelCache::writeDisk(const std::string& key, const CompiledModule& m) const {
+  std::string file = kMagic;
+  putString(file, key);
+  file += m.isCubin ? '\1' : '\0';
+  putString(file, m.architecture);
+  putString(file, m.image);
+  putU64(file, fnv1a(file));
+  static std::atomic<uint64_t> counter{0};
+  std::string path = fmt::format("{}/{:016x}.bin", diskDir_, fnv1a(key));
+  std::string temp = fmt::format("{}.tmp.{}.{}", path, getpid(), counter++);
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out.write(file.data(), static_cast<std::streamsize>(file.size()));
+    if (!out) { // a full or read-only disk only costs the cache
+      out.close();
+      std::remove(temp.c_str());
+      return;
+    }
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec)
+    std::remove(temp.c_str());
+}
+
+std::shared_ptr<const LoadedKernel> KernelCache::load(const codegen::CudaKernel& k,
+                                                      const std::string& key) {
+  std::optional<CompiledModule> module;
+  if (!diskDir_.empty())
+    module = readDisk(key);
+  if (module) {
+    ++diskHits_;
+  } else {
+    CompileOptions options;
+    options.computeCapability = targetComputeCapability();
+    options.flags = options_.flags;
+    module = compileCuda(k.source, k.name + ".cu", options);
+    ++compiled_;
+    if (!diskDir_.empty())
+      writeDisk(key, *module);
+  }
+  return std::make_shared<const LoadedKernel>(std::move(*module), k.name);
+}
+
+std::shared_ptr<const LoadedKernel> KernelCache::get(const codegen::CudaKernel& k) {
+  std::string id = key(k);
+  std::promise<std::shared_ptr<const LoadedKernel>> promise;
+  Entry entry;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(id);
+    if (it != entries_.end()) {
+      ++memoryHits_;
+      entry = it->second;
+    } else {
+      entries_.emplace(id, promise.get_future().share());
+    }
+  }
+  if (entry.valid())
+    return entry.get(); // rethrows another caller's compile error
+  try {
+    auto loaded = load(k, id);
+    promise.set_value(loaded);
+    return loaded;
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_.erase(id); // the next get() tries again
+    throw;
+  }
+}
+
+std::vector<std::shared_ptr<const LoadedKernel>>
+KernelCache::compileAll(llvm::ArrayRef<codegen::CudaKernel> kernels) {
+  std::vector<std::shared_ptr<const LoadedKernel>> out(kernels.size());
+  std::vector<std::exception_ptr> errors(kernels.size());
+  std::atomic<size_t> next{0};
+  int device = 0;
+  GRAPHC_CUDA_CHECK(cudaGetDevice(&device));
+  auto work = [&] {
+    cudaSetDevice(device); // the caller's device, in this thread too
+    for (size_t i; (i = next++) < kernels.size();) {
+      try {
+        out[i] = get(kernels[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  size_t threads = std::min<size_t>(kernels.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool)
+    t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e)
+      std::rethrow_exception(e);
+  return out;
+}
+
+KernelCache::Stats KernelCache::stats() const {
+  return {memoryHits_.load(), diskHits_.load(), compiled_.load()};
+}
+
+void KernelCache::clearMemory() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  entries_.clear();
+}
+
+} // namespace graphc::cuda

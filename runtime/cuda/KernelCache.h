@@ -1,0 +1,121 @@
+//===- runtime/cuda/KernelCache.h - Compiled kernels, kept ------*- C++ -*-===//
+//
+// Kernels compile once per structure. A KernelCache turns the source of a
+// codegen::CudaKernel into a loaded kernel, looking in three places in turn:
+//
+//   memory  a process-wide map (thread-safe; concurrent requests for one key wait
+//           for a single compilation)
+//   disk    $GRAPHC_CACHE_DIR, else $XDG_CACHE_HOME/graphc/kernels, else
+//           ~/.cache/graphc/kernels: one file per key, written atomically (temp
+//           file + rename), holding the whole key and a checksum, so a corrupted
+//           or colliding file is ignored and rewritten. A folder that cannot be
+//           created or written just disables the disk cache.
+//   NVRTC   for the current device's architecture (sm_90 on an H200), without FMA
+//           contraction (codegen/Cuda.h); a compile error is a graphc::Error with
+//           NVRTC's log and the numbered generated source.
+//
+// The key is (source, kernel name, target compute capability, NVRTC version,
+// options); files are named by its 64-bit FNV-1a hash. Loaded libraries live as
+// long as the cache (the global one: the process).
+//
+//   KernelCache& cache = KernelCache::global();
+//   auto loaded = cache.get(codegen::emitCuda(kernel, "k"));
+//   loaded->kernel.launch(config, args);
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/Cuda.h"
+#include "runtime/cuda/KernelLibrary.h"
+#include "runtime/cuda/Nvrtc.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <atomic>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace graphc::cuda {
+
+/// A compiled kernel, loaded: launch `kernel`; `library` keeps it alive.
+struct LoadedKernel {
+  explicit LoadedKernel(CompiledModule m, const std::string& name)
+      : module(std::move(m)), library(module), kernel(library.kernel(name)) {}
+
+  CompiledModule module;
+  KernelLibrary library;
+  Kernel kernel;
+};
+
+/// Compiles, loads and keeps kernels (see the file comment).
+class KernelCache {
+public:
+  /// How a cache compiles and where it stores.
+  struct Options {
+    /// The disk cache folder; unset: the default (defaultDiskDir()); "": no disk cache.
+    std::optional<std::string> diskDir;
+    /// Target compute capability; 0: the current device's.
+    int computeCapability = 0;
+    /// NVRTC flags besides the architecture.
+    std::vector<std::string> flags = {"--fmad=false"};
+  };
+
+  /// Where the kernels came from, counted per get() (for tests and logs).
+  struct Stats {
+    uint64_t memoryHits = 0; ///< found in memory (or being compiled by another caller)
+    uint64_t diskHits = 0;   ///< read from the disk cache
+    uint64_t compiled = 0;   ///< compiled with NVRTC
+  };
+
+  /// A cache with default options.
+  KernelCache();
+  explicit KernelCache(Options options);
+  KernelCache(const KernelCache&) = delete;
+  KernelCache& operator=(const KernelCache&) = delete;
+
+  /// The process-wide cache with default options.
+  static KernelCache& global();
+
+  /// The disk folder the environment selects: $GRAPHC_CACHE_DIR, else
+  /// $XDG_CACHE_HOME/graphc/kernels, else $HOME/.cache/graphc/kernels ("" without HOME).
+  static std::string defaultDiskDir();
+
+  /// `k` compiled and loaded (needs a device). Throws graphc::Error when NVRTC
+  /// fails (with the source) or loading fails; a failed key is retried next time.
+  std::shared_ptr<const LoadedKernel> get(const codegen::CudaKernel& k);
+
+  /// get() for each of `kernels`, compiled in parallel; results in order.
+  std::vector<std::shared_ptr<const LoadedKernel>>
+  compileAll(llvm::ArrayRef<codegen::CudaKernel> kernels);
+
+  /// The counters so far.
+  Stats stats() const;
+  /// Forgets the kernels in memory (the disk cache stays); loaded kernels that
+  /// callers still hold stay valid.
+  void clearMemory();
+  /// The disk cache folder in use, "" when disabled.
+  const std::string& diskDir() const { return diskDir_; }
+  /// The path of `k`'s disk cache file ("" without a disk cache).
+  std::string diskPath(const codegen::CudaKernel& k) const;
+
+private:
+  using Entry = std::shared_future<std::shared_ptr<const LoadedKernel>>;
+  std::string key(const codegen::CudaKernel& k) const;
+  std::shared_ptr<const LoadedKernel> load(const codegen::CudaKernel& k, const std::string& key);
+  std::optional<CompiledModule> readDisk(const std::string& key) const;
+  void writeDisk(const std::string& key, const CompiledModule& m) const;
+  int targetComputeCapability() const;
+
+  Options options_;
+  std::string diskDir_;
+  mutable std::mutex mutex_;
+  std::map<std::string, Entry> entries_;
+  std::atomic<uint64_t> memoryHits_{0}, diskHits_{0}, compiled_{0};
+};
+
+} // namespace graphc::cuda

@@ -1,0 +1,482 @@
+//===- tests/gpu/CudaKernelTest.cpp - Generated kernels vs the CPU --------===//
+//
+// Every kernel of tests/codegen/KernelCases.h (f32 and f64), run by
+// CudaFusedKernel on random inputs and compared with the CPU interpreter
+// (runtime/cpu/FusedKernel.h) on the same inputs: integers, bools and argmax
+// positions exactly, floats within a few ulp (CUDA's math functions are not the
+// C library's). Also a 16M-element chain, in-place outputs, the error word, and the
+// kernel cache (memory, disk, corrupted disk entries, parallel compilation).
+//
+//===----------------------------------------------------------------------===//
+#include "GpuTestUtil.h"
+
+#include "runtime/cpu/FusedKernel.h"
+#include "runtime/cuda/FusedKernel.h"
+#include "runtime/cuda/KernelCache.h"
+#include "tests/codegen/KernelCases.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <unistd.h>
+
+namespace graphc {
+namespace {
+
+using codegen::Kernel;
+using cuda::CudaFusedKernel;
+using cuda::KernelCache;
+using testing::kernelCases;
+using testing::kernelsOf;
+
+/// Bytes of one dense array on the host (8-byte aligned).
+struct HostArray {
+  ir::DType dtype;
+  int64_t numel;
+  std::vector<uint64_t> storage;
+
+  HostArray(ir::DType t, int64_t n)
+      : dtype(t), numel(n), storage((n * ir::dtypeSize(t) + 7) / 8 + 1, 0) {}
+  void* data() { return storage.data(); }
+  size_t bytes() const { return static_cast<size_t>(numel * ir::dtypeSize(dtype)); }
+  /// Element i as a double (bools and integers exactly, i64 up to 2^53).
+  double at(int64_t i) const {
+    const void* p = storage.data();
+    switch (dtype) {
+    case ir::DType::Bool:
+      return static_cast<const bool*>(p)[i];
+    case ir::DType::I32:
+      return static_cast<const int32_t*>(p)[i];
+    case ir::DType::I64:
+      return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case ir::DType::F32:
+      return static_cast<const float*>(p)[i];
+    case ir::DType::F64:
+      return static_cast<const double*>(p)[i];
+    }
+    return 0;
+  }
+};
+
+/// Random contents for an input; `kind` as in testing::inputKind.
+HostArray randomArray(const ir::TensorType& t, char kind, std::mt19937_64& rng) {
+  HostArray a(t.dtype, t.numel());
+  std::uniform_real_distribution<double> uniform(-2.0, 2.0);
+  std::uniform_int_distribution<int> small(-2, 2), coin(0, 1), digit(0, 5), wide(-50, 50);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int64_t i = 0; i < a.numel; ++i) {
+    double v = kind == 't'   ? small(rng)
+               : kind == 'q' ? (digit(rng) == 0 ? nan : small(rng))
+               : kind == 'p' ? 0.1 + std::abs(uniform(rng))
+               : kind == 'e' ? digit(rng)
+                             : uniform(rng);
+    switch (t.dtype) {
+    case ir::DType::Bool:
+      static_cast<bool*>(a.data())[i] = coin(rng);
+      break;
+    case ir::DType::I32:
+    case ir::DType::I64: {
+      int64_t x = kind == 'e' || kind == 't' ? static_cast<int64_t>(v) : wide(rng);
+      if (kind == 'n' && x == 0)
+        x = 7;
+      if (t.dtype == ir::DType::I32)
+        static_cast<int32_t*>(a.data())[i] = static_cast<int32_t>(x);
+      else
+        static_cast<int64_t*>(a.data())[i] = x;
+      break;
+    }
+    case ir::DType::F32:
+      static_cast<float*>(a.data())[i] = static_cast<float>(v);
+      break;
+    case ir::DType::F64:
+      static_cast<double*>(a.data())[i] = v;
+      break;
+    }
+  }
+  return a;
+}
+
+/// An owning device buffer.
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(size_t bytes) { GRAPHC_CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : p(std::exchange(o.p, nullptr)) {}
+  ~DeviceBuffer() { cudaFree(p); }
+};
+
+/// Where outputs go: own buffers, or output 0 over the first input of its size.
+enum class Placement { Separate, InPlace };
+
+/// Runs `k` on the CPU and the GPU on the same random inputs and compares.
+/// Returns false (after reporting) when some element differs.
+bool expectSameAsCpu(const Kernel& k, const std::string& what, uint64_t seed,
+                     Placement placement = Placement::Separate) {
+  SCOPED_TRACE(what);
+  std::mt19937_64 rng(seed);
+  std::vector<HostArray> inputs;
+  for (const ir::Value& v : k.inputs) {
+    const ir::Node& n = *v.node;
+    char kind = n.op() == ir::Op::Parameter ? testing::inputKind(n.attrs().getStr("name"))
+                : n.kind() == ir::OpKind::Source ? 'p' // constants (eps): positive
+                                                 : testing::inputKind(n.name());
+    inputs.push_back(randomArray(v.type(), kind, rng));
+  }
+  int inPlaceOf = -1;
+  if (placement == Placement::InPlace)
+    for (size_t i = 0; i < k.inputs.size() && inPlaceOf < 0; ++i)
+      if (k.inputs[i].type().numel() == k.outputs[0].value.type().numel() &&
+          ir::dtypeSize(k.inputs[i].type().dtype) ==
+              ir::dtypeSize(k.insts[k.outputs[0].inst].dtype))
+        inPlaceOf = static_cast<int>(i);
+  if (placement == Placement::InPlace && inPlaceOf < 0) {
+    ADD_FAILURE() << "no input to write output 0 over";
+    return false;
+  }
+
+  // CPU
+  std::vector<HostArray> want;
+  for (const codegen::KernelOutput& o : k.outputs)
+    want.emplace_back(k.insts[o.inst].dtype, o.value.type().numel());
+  std::vector<const void*> cpuIn;
+  std::vector<void*> cpuOut;
+  std::vector<HostArray> cpuInputs = inputs; // an in-place output overwrites one
+  for (HostArray& a : cpuInputs)
+    cpuIn.push_back(a.data());
+  for (size_t o = 0; o < want.size(); ++o)
+    cpuOut.push_back(o == 0 && inPlaceOf >= 0 ? cpuInputs[inPlaceOf].data() : want[o].data());
+  cpu::FusedKernel(k).run(cpuIn, cpuOut);
+  if (inPlaceOf >= 0)
+    std::memcpy(want[0].data(), cpuInputs[inPlaceOf].data(), want[0].bytes());
+
+  // GPU
+  CudaFusedKernel gpu(k);
+  std::vector<DeviceBuffer> deviceIn, deviceOut;
+  std::vector<const void*> gpuIn;
+  std::vector<void*> gpuOut;
+  for (HostArray& a : inputs) {
+    deviceIn.emplace_back(a.bytes());
+    GRAPHC_CUDA_CHECK(cudaMemcpy(deviceIn.back().p, a.data(), a.bytes(), cudaMemcpyHostToDevice));
+    gpuIn.push_back(deviceIn.back().p);
+  }
+  for (size_t o = 0; o < want.size(); ++o) {
+    deviceOut.emplace_back(want[o].bytes());
+    gpuOut.push_back(o == 0 && inPlaceOf >= 0 ? deviceIn[inPlaceOf].p : deviceOut.back().p);
+  }
+  gpu.launch(gpuIn, gpuOut, nullptr);
+  GRAPHC_CUDA_CHECK(cudaDeviceSynchronize());
+
+  bool same = true;
+  for (size_t o = 0; o < want.size(); ++o) {
+    HostArray got(want[o].dtype, want[o].numel);
+    GRAPHC_CUDA_CHECK(cudaMemcpy(got.data(), gpuOut[o], got.bytes(), cudaMemcpyDeviceToHost));
+    bool isFloat = ir::isFloat(got.dtype);
+    bool f32 = got.dtype == ir::DType::F32;
+    double rtol = !isFloat ? 0 : f32 ? 1e-5 : 1e-12, atol = !isFloat ? 0 : f32 ? 1e-6 : 1e-13;
+    int reported = 0;
+    for (int64_t i = 0; i < got.numel; ++i) {
+      double g = got.at(i), w = want[o].at(i);
+      bool ok = (std::isnan(g) && std::isnan(w)) || g == w ||
+                std::abs(g - w) <= atol + rtol * std::abs(w);
+      if (!ok && reported++ < 5)
+        ADD_FAILURE() << "output " << o << " element " << i << ": gpu " << g << ", cpu " << w
+                      << "\n"
+                      << gpu.cuda().source;
+      same = same && ok;
+    }
+  }
+  return same;
+}
+
+/// Parses `text`; the graph lives to the end of the tests (kernels point into it).
+const ir::Graph& parsed(const std::string& text, const std::string& name) {
+  static std::vector<std::unique_ptr<ir::Graph>> graphs;
+  graphs.push_back(ir::parseGraph(text, name));
+  return *graphs.back();
+}
+
+/// The kernels of every case in `dtype`, with their names.
+std::vector<std::pair<std::string, Kernel>> allKernels(const char* dtype) {
+  std::vector<std::pair<std::string, Kernel>> out;
+  for (const testing::KernelCase& c : kernelCases(dtype)) {
+    int failed = 0;
+    std::vector<Kernel> kernels = kernelsOf(parsed(c.text, c.name), &failed);
+    EXPECT_EQ(failed, 0) << c.name;
+    for (size_t i = 0; i < kernels.size(); ++i)
+      out.emplace_back(fmt::format("{} {} kernel {}", c.name, dtype, i), std::move(kernels[i]));
+  }
+  return out;
+}
+
+/// The kernels of `text`.
+std::vector<Kernel> kernelsOfText(const std::string& text) {
+  return kernelsOf(parsed(text, "test.gir"));
+}
+
+/// A fresh folder for a disk cache.
+std::string tempCacheDir() {
+  static int count = 0;
+  std::string dir = fmt::format("{}/graphc-cache-test-{}-{}",
+                                std::filesystem::temp_directory_path().string(), getpid(), count++);
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+const char* kChain = R"(graph @w3(%x: f32[$N], %w: f32[$N], %b: f32[$N]) {
+  %xw = mul %x, %w
+  %l = add %xw, %b
+  %r = relu %l
+  %s = sigmoid %x
+  %rs = mul %r, %s
+  %d = sub %x, %b
+  %t = tanh %d
+  %out = add %rs, %t
+  return %out
+})";
+
+std::string chain(int64_t n) {
+  std::string text = kChain;
+  for (size_t at = text.find("$N"); at != std::string::npos; at = text.find("$N", at))
+    text.replace(at, 2, std::to_string(n));
+  return text;
+}
+
+TEST(CudaKernel, EveryCaseMatchesTheCpu) {
+  GRAPHC_REQUIRE_GPU();
+  for (const char* dtype : {"f32", "f64"}) {
+    auto kernels = allKernels(dtype);
+    // Compile them all in parallel first; each CudaFusedKernel is then a memory hit.
+    std::vector<codegen::CudaKernel> sources;
+    for (const auto& [name, k] : kernels)
+      sources.push_back(codegen::emitCuda(k, "graphc_kernel"));
+    KernelCache::global().compileAll(sources);
+    int failed = 0;
+    for (size_t i = 0; i < kernels.size(); ++i)
+      failed += !expectSameAsCpu(kernels[i].second, kernels[i].first, 100 + i);
+    EXPECT_EQ(failed, 0) << "of " << kernels.size() << " " << dtype << " kernels";
+  }
+}
+
+TEST(CudaKernel, ChainOf16MElements) {
+  GRAPHC_REQUIRE_GPU();
+  std::vector<Kernel> kernels = kernelsOfText(chain(int64_t{1} << 24));
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_TRUE(expectSameAsCpu(kernels[0], "chain 16M", 7));
+  EXPECT_NE(codegen::emitCuda(kernels[0], "k").source.find("gc_vec<f32, 4>"), std::string::npos);
+}
+
+TEST(CudaKernel, OutputsInPlace) {
+  GRAPHC_REQUIRE_GPU();
+  // Elementwise, vectorized and not (n odd: a scalar tail).
+  for (int64_t n : {4096, 1001})
+    for (const Kernel& k : kernelsOfText(chain(n)))
+      EXPECT_TRUE(expectSameAsCpu(k, fmt::format("chain {} in place", n), 8, Placement::InPlace));
+  // A domain output over the reduction's input; a reduced output over a reduced input.
+  for (const char* text : {R"(graph @ln(%x: f32[67,3000]) {
+  %m = mean %x {axes=[1], keepdims}
+  %mb = broadcast_to %m {shape=[67,3000]}
+  %d = sub %x, %mb
+  %q = square %d
+  %v = mean %q {axes=[1], keepdims}
+  %vb = broadcast_to %v {shape=[67,3000]}
+  %y = div %d, %vb
+  return %y
+})",
+                           R"(graph @red(%x: f64[67,300], %m: f64[67,1]) {
+  %mb = broadcast_to %m {shape=[67,300]}
+  %d = sub %x, %mb
+  %s = sum %d {axes=[1], keepdims}
+  return %s
+})",
+                           R"(graph @col(%x: f64[300,67], %m: f64[1,67]) {
+  %mb = broadcast_to %m {shape=[300,67]}
+  %d = sub %x, %mb
+  %s = max %d {axes=[0], keepdims}
+  %sb = broadcast_to %s {shape=[300,67]}
+  %y = sub %d, %sb
+  return %y
+})"}) {
+    std::vector<Kernel> kernels = kernelsOfText(text);
+    EXPECT_TRUE(expectSameAsCpu(kernels.back(), "in place", 9, Placement::InPlace)) << text;
+  }
+}
+
+TEST(CudaKernel, IntegerDivisionByZeroSetsTheErrorWord) {
+  GRAPHC_REQUIRE_GPU();
+  Kernel k = kernelsOfText("graph @d(%a: i32[300], %b: i32[300]) {\n  %q = div %a, %b\n"
+                           "  return %q\n}")
+                 .at(0);
+  CudaFusedKernel gpu(k);
+  ASSERT_NE(gpu.errorWord(), nullptr);
+  std::vector<int32_t> a(300, 5), b(300, 1);
+  b[123] = 0;
+  DeviceBuffer da(1200), db(1200), dq(1200);
+  GRAPHC_CUDA_CHECK(cudaMemcpy(da.p, a.data(), 1200, cudaMemcpyHostToDevice));
+  GRAPHC_CUDA_CHECK(cudaMemcpy(db.p, b.data(), 1200, cudaMemcpyHostToDevice));
+  gpu.launch({da.p, db.p}, {dq.p}, nullptr);
+  int code = 0;
+  GRAPHC_CUDA_CHECK(cudaMemcpy(&code, gpu.errorWord(), sizeof code, cudaMemcpyDeviceToHost));
+  try {
+    gpu.throwIfFailed(code);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "div (%q): integer division by zero");
+  }
+  gpu.resetError(nullptr);
+  b[123] = 1;
+  GRAPHC_CUDA_CHECK(cudaMemcpy(db.p, b.data(), 1200, cudaMemcpyHostToDevice));
+  gpu.launch({da.p, db.p}, {dq.p}, nullptr);
+  GRAPHC_CUDA_CHECK(cudaMemcpy(&code, gpu.errorWord(), sizeof code, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(code, 0);
+}
+
+TEST(CudaKernel, EmptyReductionFailsLikeTheCpu) {
+  GRAPHC_REQUIRE_GPU();
+  Kernel k = kernelsOfText("graph @e(%x: f32[3,0]) {\n  %m = max %x {axes=[1]}\n"
+                           "  return %m\n}")
+                 .at(0);
+  CudaFusedKernel gpu(k);
+  DeviceBuffer out(12);
+  try {
+    gpu.launch({nullptr}, {out.p}, nullptr);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "max (%m): reduction over zero elements (axes [1] of f32[3,0])");
+  }
+}
+
+TEST(KernelCache, SecondGetIsAMemoryHitAndANewCacheReadsTheDisk) {
+  GRAPHC_REQUIRE_GPU();
+  KernelCache::Options options;
+  options.diskDir = tempCacheDir();
+  Kernel k = kernelsOfText(chain(1000)).at(0);
+  codegen::CudaKernel source = codegen::emitCuda(k, "graphc_kernel");
+  KernelCache cache(options);
+  ASSERT_EQ(cache.diskDir(), *options.diskDir);
+  auto first = cache.get(source);
+  auto second = cache.get(source);
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(cache.stats().compiled, 1u);
+  EXPECT_EQ(cache.stats().memoryHits, 1u);
+  EXPECT_TRUE(std::filesystem::exists(cache.diskPath(source)));
+
+  KernelCache fresh(options);
+  auto fromDisk = fresh.get(source);
+  EXPECT_EQ(fresh.stats().diskHits, 1u);
+  EXPECT_EQ(fresh.stats().compiled, 0u);
+  EXPECT_EQ(fromDisk->module.image, first->module.image);
+  cache.clearMemory();
+  cache.get(source);
+  EXPECT_EQ(cache.stats().diskHits, 1u);
+  // The kernel from the disk runs.
+  EXPECT_TRUE(expectSameAsCpu(k, "chain from disk", 3));
+  std::filesystem::remove_all(*options.diskDir);
+}
+
+TEST(KernelCache, CorruptedDiskEntryIsIgnoredAndRewritten) {
+  GRAPHC_REQUIRE_GPU();
+  KernelCache::Options options;
+  options.diskDir = tempCacheDir();
+  codegen::CudaKernel source = codegen::emitCuda(kernelsOfText(chain(999)).at(0), "k");
+  std::string path;
+  {
+    KernelCache cache(options);
+    cache.get(source);
+    path = cache.diskPath(source);
+  }
+  for (int damage = 0; damage < 2; ++damage) {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_GT(bytes.size(), 100u);
+    if (damage == 0)
+      bytes[bytes.size() / 2] ^= 0x5a; // a flipped byte
+    else
+      bytes.resize(bytes.size() / 3); // a torn write
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    KernelCache cache(options);
+    cache.get(source);
+    EXPECT_EQ(cache.stats().diskHits, 0u);
+    EXPECT_EQ(cache.stats().compiled, 1u);
+    KernelCache again(options); // the entry was rewritten
+    again.get(source);
+    EXPECT_EQ(again.stats().diskHits, 1u);
+  }
+  std::filesystem::remove_all(*options.diskDir);
+}
+
+TEST(KernelCache, UnwritableFolderDisablesTheDiskCache) {
+  GRAPHC_REQUIRE_GPU();
+  KernelCache::Options options;
+  options.diskDir = "/proc/graphc-cannot-write-here";
+  KernelCache cache(options);
+  EXPECT_EQ(cache.diskDir(), "");
+  cache.get(codegen::emitCuda(kernelsOfText(chain(998)).at(0), "k"));
+  EXPECT_EQ(cache.stats().compiled, 1u);
+}
+
+TEST(KernelCache, DefaultFolderFollowsTheEnvironment) {
+  GRAPHC_REQUIRE_GPU();
+  std::string saved[3];
+  const char* names[3] = {"GRAPHC_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
+  for (int i = 0; i < 3; ++i)
+    saved[i] = std::getenv(names[i]) ? std::getenv(names[i]) : "";
+  setenv("HOME", "/home/u", 1);
+  unsetenv("GRAPHC_CACHE_DIR");
+  unsetenv("XDG_CACHE_HOME");
+  EXPECT_EQ(KernelCache::defaultDiskDir(), "/home/u/.cache/graphc/kernels");
+  setenv("XDG_CACHE_HOME", "/xdg", 1);
+  EXPECT_EQ(KernelCache::defaultDiskDir(), "/xdg/graphc/kernels");
+  setenv("GRAPHC_CACHE_DIR", "/mine", 1);
+  EXPECT_EQ(KernelCache::defaultDiskDir(), "/mine");
+  for (int i = 0; i < 3; ++i)
+    if (saved[i].empty())
+      unsetenv(names[i]);
+    else
+      setenv(names[i], saved[i].c_str(), 1);
+}
+
+TEST(KernelCache, CompileAllCompilesEachKernelOnce) {
+  GRAPHC_REQUIRE_GPU();
+  KernelCache::Options options;
+  options.diskDir = "";
+  KernelCache cache(options);
+  std::vector<codegen::CudaKernel> sources;
+  for (const char* text : {"graph @a(%x: f64[100]) {\n  %y = exp %x\n  return %y\n}",
+                           "graph @b(%x: f64[100]) {\n  %y = sin %x\n  return %y\n}",
+                           "graph @c(%x: f64[10,10]) {\n  %y = sum %x {axes=[1]}\n  return %y\n}"})
+    sources.push_back(codegen::emitCuda(kernelsOfText(text).at(0), "k"));
+  sources.push_back(sources[0]); // a duplicate: compiled once
+  auto loaded = cache.compileAll(sources);
+  ASSERT_EQ(loaded.size(), 4u);
+  EXPECT_EQ(loaded[0], loaded[3]);
+  for (const auto& l : loaded)
+    EXPECT_NE(l, nullptr);
+  EXPECT_EQ(cache.stats().compiled, 3u);
+  EXPECT_EQ(cache.stats().memoryHits, 1u);
+}
+
+TEST(KernelCache, CompileErrorsShowTheGeneratedSource) {
+  GRAPHC_REQUIRE_GPU();
+  KernelCache::Options options;
+  options.diskDir = "";
+  KernelCache cache(options);
+  codegen::CudaKernel bad;
+  bad.name = "broken";
+  bad.source = "extern \"C\" __global__ void broken() { undeclared = 1; }\n";
+  for (int attempt = 0; attempt < 2; ++attempt) { // a failed key is retried
+    try {
+      cache.get(bad);
+      FAIL() << "expected a compile error";
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find("undeclared"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("   1 | extern \"C\""), std::string::npos) << e.message();
+    }
+  }
+}
+
+} // namespace
+} // namespace graphc

@@ -7,7 +7,8 @@
 // the lowered program), each block under a comment line naming the stage and what
 // it changed, so a single block still parses. With --lowered it runs the pipeline
 // and prints the lowered program: fused kernels and library calls over planned
-// buffer slots, with peak memory.
+// buffer slots, with peak memory. With --cuda it prints the CUDA C++ generated for
+// each kernel step of that program (codegen/Cuda.h).
 //
 //===----------------------------------------------------------------------===//
 #include "tools/ArgParser.h"
@@ -15,6 +16,7 @@
 #include "tools/Input.h"
 #include "tools/Pipeline.h"
 
+#include "codegen/Cuda.h"
 #include "ir/Dot.h"
 #include "passes/MemoryPlan.h"
 
@@ -74,6 +76,32 @@ void dumpLowered(const ir::Module& module, const PipelineFlags& flags, llvm::Str
   }
 }
 
+/// `graphc dump --cuda`: per graph, the generated source of each kernel step of its
+/// lowered program, under a `// ----- @graph step N: fused[...] -----` line.
+void dumpCuda(const ir::Module& module, const PipelineFlags& flags) {
+  ir::Module optimized = flags.run(module);
+  bool first = true;
+  for (const auto& g : optimized.graphs) {
+    passes::Program program = passes::lowerToProgram(*g);
+    for (size_t i = 0; i < program.steps().size(); ++i) {
+      const passes::Step& step = program.steps()[i];
+      if (step.kind != passes::Step::Kind::Kernel)
+        continue;
+      fmt::print("{}// ----- @{} step {}: {} -----\n", first ? "" : "\n", g->name(), i,
+                 step.name());
+      first = false;
+      auto kernel = codegen::buildKernel(step.nodes, step.outputs);
+      bool alone = step.nodes.size() == 1 &&
+                   passes::fusionRole(*step.nodes.front()) == passes::FusionRole::Alone;
+      if (const auto* k = std::get_if<codegen::Kernel>(&kernel); k && !alone)
+        fmt::print("{}", codegen::emitCuda(*k, fmt::format("{}_step{}", g->name(), i)).source);
+      else
+        fmt::print("// not generated: {}\n",
+                   alone ? "a data-movement op runs node by node" : std::get<std::string>(kernel));
+    }
+  }
+}
+
 } // namespace
 
 int runDump(llvm::ArrayRef<std::string> args) {
@@ -101,6 +129,11 @@ int runDump(llvm::ArrayRef<std::string> args) {
   parser.option("donate", "NAMES",
                 "with --lowered: parameters (a,b) whose buffers the program may overwrite",
                 &donate);
+  bool cuda = false;
+  parser.flag("cuda",
+              "run the passes, then print the CUDA C++ generated for each kernel step of "
+              "the lowered program",
+              &cuda);
   flags.declare(parser);
 
   std::optional<std::string> file = parser.parseOneFile(args);
@@ -112,16 +145,21 @@ int runDump(llvm::ArrayRef<std::string> args) {
     throw UsageError("--after and --facts print text, not --format=dot");
   if (lowered && (!after.empty() || format == "dot"))
     throw UsageError("--lowered prints the program alone: not with --after or --format=dot");
+  if (cuda && (lowered || !after.empty() || format == "dot"))
+    throw UsageError("--cuda prints the kernels alone: not with --lowered, --after or "
+                     "--format=dot");
   if (!donate.empty() && !lowered)
     throw UsageError("--donate goes with --lowered");
-  if (after.empty() && !lowered && flags.passesGiven())
-    throw UsageError("--passes needs --after or --lowered (or use 'graphc opt')");
+  if (after.empty() && !lowered && !cuda && flags.passesGiven())
+    throw UsageError("--passes needs --after, --lowered or --cuda (or use 'graphc opt')");
   if (!after.empty())
     checkAfter(after, flags.pipeline()); // before reading the input
 
   ir::Module module = loadModule(*file);
   if (lowered)
     dumpLowered(module, flags, donate);
+  else if (cuda)
+    dumpCuda(module, flags);
   else if (!after.empty())
     dumpAfter(module, flags, after);
   else

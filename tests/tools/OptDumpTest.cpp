@@ -6,7 +6,8 @@
 // --after=PASS|all` prints one block per pass of the pipeline under a header with
 // the pass's counters, and that GRAPHC_LOG=passes reports the counters on stderr.
 // Expected pass names and summaries come from the pass registry, so a new pass
-// needs no test edit. `graphc dump --lowered` prints the lowered program.
+// needs no test edit. `graphc dump --lowered` prints the lowered program, `--cuda`
+// the generated kernels.
 //
 //===----------------------------------------------------------------------===//
 #include "RunTool.h"
@@ -270,4 +271,35 @@ TEST(GraphcDump, LoweredFlagMisuseIsAUsageError) {
     EXPECT_EQ(r.exitCode, 2) << r.describe();
     EXPECT_THAT(r.err, HasSubstr("--"));
   }
+}
+
+TEST(GraphcDump, CudaPrintsTheSourceOfEachKernelStep) {
+  const std::string layernorm = R"(graph @ln(%x: f32[8,16]) {
+  %m = mean %x {axes=[1], keepdims}
+  %mb = broadcast_to %m {shape=[8,16]}
+  %xc = sub %x, %mb
+  %sq = square %xc
+  %v = mean %sq {axes=[1], keepdims}
+  %vb = broadcast_to %v {shape=[8,16]}
+  %y = div %xc, %vb
+  return %y
+}
+)";
+  ToolResult r = runQuiet({"dump", "--cuda", "-"}, layernorm);
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  std::vector<std::string> headers = linesStartingWith(r.out, "// ----- @ln step ");
+  ASSERT_EQ(headers.size(), 2u) << r.out; // the mean, then variance + normalization
+  EXPECT_THAT(headers[0], HasSubstr("fused[mean]"));
+  EXPECT_THAT(r.out, HasSubstr("extern \"C\" __global__ void __launch_bounds__(BS) ln_step0("));
+  EXPECT_THAT(r.out, HasSubstr("extern \"C\" __global__ void __launch_bounds__(BS) ln_step1("));
+  // The same input prints the same source.
+  EXPECT_EQ(runQuiet({"dump", "--cuda", "-"}, layernorm).out, r.out);
+
+  ToolResult enkf = runQuiet({"dump", "--cuda", kEnkf});
+  ASSERT_EQ(enkf.exitCode, 0) << enkf.describe();
+  EXPECT_FALSE(linesStartingWith(enkf.out, "// ----- @enkf step ").empty());
+
+  ToolResult misuse = runQuiet({"dump", "--cuda", "--lowered", kEnkf});
+  EXPECT_EQ(misuse.exitCode, 2) << misuse.describe();
+  EXPECT_THAT(misuse.err, HasSubstr("--cuda"));
 }

@@ -131,8 +131,8 @@ void run(const char* workload, const char* text, int repeats) {
     const codegen::CudaKernel& ck = launches[i].kernel->cuda();
     fmt::print("{{\"device\": \"{}\", \"workload\": \"{}\", \"kernel\": {}, \"launch\": \"{}\", "
                "\"block\": {}, \"grid\": {}, \"median_us\": {:.1f}, \"gb_per_s\": {:.0f}}}\n",
-               device, workload, i, codegen::launchName(ck.launch).str(), ck.blockSize,
-               ck.gridSize, us, launches[i].bytes / (us * 1e3));
+               device, workload, i, codegen::launchName(ck.launch).str(), ck.blockSize, ck.gridSize,
+               us, launches[i].bytes / (us * 1e3));
   }
   fmt::print("{{\"device\": \"{}\", \"workload\": \"{}\", \"kernels\": {}, \"median_us\": "
              "{:.1f}}}\n",

@@ -312,8 +312,7 @@ std::string Emitter::compute(int i) {
   };
   auto math = [&](const char* fn) {
     needFloat();
-    return fmt::format("{}{}({}{}{})", fn, t == DType::F32 ? "f" : "", a, b.empty() ? "" : ", ",
-                       b);
+    return fmt::format("{}{}({}{}{})", fn, t == DType::F32 ? "f" : "", a, b.empty() ? "" : ", ", b);
   };
   // a op b, wrapping for integers.
   auto wrap = [&](const char* o, const std::string& x, const std::string& y) {
@@ -328,8 +327,8 @@ std::string Emitter::compute(int i) {
   case Op::Abs:
     return fmt::format("{} < {} ? {} : {}", a, zero, isFloat ? "-" + a : wrap("-", zero, a), a);
   case Op::Sign: // NaN stays NaN
-    return fmt::format("{}({})(({} < {}) - ({} < {}))", isFloat ? a + " != " + a + " ? " + a + " : " : "",
-                       T, zero, a, a, zero);
+    return fmt::format("{}({})(({} < {}) - ({} < {}))",
+                       isFloat ? a + " != " + a + " ? " + a + " : " : "", T, zero, a, a, zero);
   case Op::Square:
     return wrap("*", a, a);
   case Op::Relu: // NaN stays NaN
@@ -491,7 +490,6 @@ void Emitter::elementwise(Code& c, CudaKernel& ck) {
   ck.blockSize = 256;
   ck.gridSize = blocksFor(vector ? n / width : n, ck.blockSize);
 
-  std::string loopBody;
   Code inner;
   inner.depth = 2;
   body(inner, Space::Domain, needed, [&](int i) {
@@ -549,7 +547,7 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
               : length <= 2048            ? L::WarpPerSegment
                                           : L::BlockPerSegment;
   ck.blockSize = ck.launch != L::BlockPerSegment ? 256 : length >= 16384 ? 1024 : 512;
-  int64_t perBlock = ck.launch == L::ThreadPerSegment  ? ck.blockSize
+  int64_t perBlock = ck.launch == L::ThreadPerSegment ? ck.blockSize
                      : ck.launch == L::WarpPerSegment ? ck.blockSize / 32
                                                       : 1;
   ck.gridSize = blocksFor(segments, perBlock);
@@ -645,7 +643,7 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
     Accumulator a = accumulator(r);
     std::string x = val(k_.insts[r].args[0]);
     std::string item = a.how == Accumulator::Best ? fmt::format("{}{{{}, (i64)j}}", a.type, x)
-                              : fmt::format("({}){}", a.type, x);
+                                                  : fmt::format("({}){}", a.type, x);
     c.line("a{0} = {1};", r, a.combine(fmt::format("a{}", r), item));
   }
   c.close();
@@ -656,8 +654,9 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
     c.open("for (int m = 16; m > 0; m /= 2)");
     for (int r : reduces) {
       Accumulator a = accumulator(r);
-      std::string other = a.how == Accumulator::Best ? fmt::format("gc_shfl_xor(a{}, m)", r)
-                                 : fmt::format("__shfl_xor_sync(0xffffffffu, a{}, m)", r);
+      std::string other = a.how == Accumulator::Best
+                              ? fmt::format("gc_shfl_xor(a{}, m)", r)
+                              : fmt::format("__shfl_xor_sync(0xffffffffu, a{}, m)", r);
       c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), other));
     }
     c.close();
@@ -754,8 +753,8 @@ CudaKernel Emitter::emit(llvm::StringRef name) {
   for (unsigned h = 1; h <= kIntPow; h <<= 1)
     if (helpers_ & h)
       s += helperText(static_cast<Helper>(h));
-  s += fmt::format("typedef {} idx;\nconstexpr int BS = {};\n", wide_ ? "i64" : "i32",
-                   ck.blockSize);
+  s +=
+      fmt::format("typedef {} idx;\nconstexpr int BS = {};\n", wide_ ? "i64" : "i32", ck.blockSize);
   s += kernel.text;
   return ck;
 }
@@ -770,9 +769,10 @@ std::string cudaErrorMessage(const Kernel& k, int code) {
   if (code <= 0 || code > static_cast<int>(k.insts.size()) || !k.insts[code - 1].node)
     return fmt::format("kernel error {}", code);
   const ir::Node& n = *k.insts[code - 1].node;
-  const char* what = n.op() == Op::Div         ? "integer division by zero"
-                     : n.op() == Op::Remainder ? "integer remainder by zero"
-                                               : "integers to negative integer powers are not allowed";
+  const char* what = n.op() == Op::Div ? "integer division by zero"
+                     : n.op() == Op::Remainder
+                         ? "integer remainder by zero"
+                         : "integers to negative integer powers are not allowed";
   std::string who = ir::opName(n.op()).str();
   if (!n.name().empty())
     who += fmt::format(" (%{})", n.name());

@@ -123,8 +123,7 @@ int KernelCache::targetComputeCapability() const {
 std::string KernelCache::key(const codegen::CudaKernel& k) const {
   static const std::string nvrtc = nvrtcVersionString();
   return fmt::format("graphc kernel\nnvrtc {}\nsm {}\nflags {}\nname {}\n{}", nvrtc,
-                     targetComputeCapability(), fmt::join(options_.flags, " "), k.name,
-                     k.source);
+                     targetComputeCapability(), fmt::join(options_.flags, " "), k.name, k.source);
 }
 
 std::string KernelCache::diskPath(const codegen::CudaKernel& k) const {
@@ -245,7 +244,8 @@ KernelCache::compileAll(llvm::ArrayRef<codegen::CudaKernel> kernels) {
       }
     }
   };
-  size_t threads = std::min<size_t>(kernels.size(), std::max(1u, std::thread::hardware_concurrency()));
+  size_t threads =
+      std::min<size_t>(kernels.size(), std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t)
     pool.emplace_back(work);

@@ -81,9 +81,12 @@ TEST(CudaCodegen, ElementwiseChainsUse16ByteVectors) {
 TEST(CudaCodegen, ReductionLaunchForms) {
   using L = CudaKernel::Launch;
   std::map<std::string, L> want = {
-      {"sum_rows", L::WarpPerSegment},         {"sum_short_rows", L::ThreadPerSegment},
-      {"sum_long_rows", L::BlockPerSegment},   {"sum_columns", L::ThreadPerSegment},
-      {"sum_middle", L::ThreadPerSegment},     {"sum_all", L::BlockPerSegment},
+      {"sum_rows", L::WarpPerSegment},
+      {"sum_short_rows", L::ThreadPerSegment},
+      {"sum_long_rows", L::BlockPerSegment},
+      {"sum_columns", L::ThreadPerSegment},
+      {"sum_middle", L::ThreadPerSegment},
+      {"sum_all", L::BlockPerSegment},
       {"sum_very_long_rows", L::BlockPerSegment},
   };
   for (const auto& [name, launch] : want) {

@@ -82,9 +82,9 @@ inline std::vector<KernelCase> kernelCases(llvm::StringRef dtype) {
   %n = neg %z
   return %n, %z
 })");
-  for (const char* op : {"neg", "abs", "sign", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt",
-                         "square", "reciprocal", "sin", "cos", "tanh", "sigmoid", "relu", "erf",
-                         "floor", "ceil", "round"})
+  for (const char* op : {"neg",     "abs",   "sign",   "exp",        "log",  "log1p", "expm1",
+                         "sqrt",    "rsqrt", "square", "reciprocal", "sin",  "cos",   "tanh",
+                         "sigmoid", "relu",  "erf",    "floor",      "ceil", "round"})
     add(fmt::format("unary_{}", op),
         fmt::format("graph @u(%x: $T[1031]) {{\n  %y = {} %x\n  return %y\n}}", op));
   for (const char* op :
@@ -170,14 +170,14 @@ inline std::vector<KernelCase> kernelCases(llvm::StringRef dtype) {
     const char* tail; // ", keepdims" or ""
   };
   const Shape shapes[] = {
-      {"rows", "67,300", "1", ""},           // warp per segment
-      {"short_rows", "100,8", "1", ""},      // thread per segment, contiguous
+      {"rows", "67,300", "1", ""},                 // warp per segment
+      {"short_rows", "100,8", "1", ""},            // thread per segment, contiguous
       {"long_rows", "13,5000", "1", ", keepdims"}, // block per segment
-      {"very_long_rows", "3,20000", "1", ""}, // block of 1024
-      {"columns", "300,67", "0", ", keepdims"}, // leading axis: thread per segment
+      {"very_long_rows", "3,20000", "1", ""},      // block of 1024
+      {"columns", "300,67", "0", ", keepdims"},    // leading axis: thread per segment
       {"middle", "5,7,11", "1", ""},
-      {"outer_two", "5,7,11", "0,2", ""},  // argmax flattened over two axes
-      {"all", "1000,37", "0,1", ""},       // one segment
+      {"outer_two", "5,7,11", "0,2", ""}, // argmax flattened over two axes
+      {"all", "1000,37", "0,1", ""},      // one segment
   };
   for (const char* op : {"sum", "mean", "max", "min", "prod", "argmax", "argmin"})
     for (const Shape& s : shapes) {

@@ -103,7 +103,9 @@ HostArray randomArray(const ir::TensorType& t, char kind, std::mt19937_64& rng) 
 /// An owning device buffer.
 struct DeviceBuffer {
   void* p = nullptr;
-  explicit DeviceBuffer(size_t bytes) { GRAPHC_CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
+  explicit DeviceBuffer(size_t bytes) {
+    GRAPHC_CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(bytes, 1)));
+  }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer(DeviceBuffer&& o) noexcept : p(std::exchange(o.p, nullptr)) {}
   ~DeviceBuffer() { cudaFree(p); }
@@ -121,7 +123,7 @@ bool expectSameAsCpu(const Kernel& k, const std::string& what, uint64_t seed,
   std::vector<HostArray> inputs;
   for (const ir::Value& v : k.inputs) {
     const ir::Node& n = *v.node;
-    char kind = n.op() == ir::Op::Parameter ? testing::inputKind(n.attrs().getStr("name"))
+    char kind = n.op() == ir::Op::Parameter      ? testing::inputKind(n.attrs().getStr("name"))
                 : n.kind() == ir::OpKind::Source ? 'p' // constants (eps): positive
                                                  : testing::inputKind(n.name());
     inputs.push_back(randomArray(v.type(), kind, rng));

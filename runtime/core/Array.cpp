@@ -227,6 +227,13 @@ Array Array::reshaped(llvm::ArrayRef<int64_t> shape) const {
   return view(shape, contiguousStrides(shape));
 }
 
+Array Array::fromBuffer(DType dtype, llvm::ArrayRef<int64_t> shape, std::shared_ptr<void> buffer,
+                        Device device) {
+  Array a = wrapRaw(dtype, buffer.get(), shape, {}, device);
+  a.buffer_ = std::move(buffer);
+  return a;
+}
+
 Array Array::reinterpret(DType dtype, llvm::ArrayRef<int64_t> shape) const {
   int64_t bytes = ir::numElements(shape) * ir::dtypeSize(dtype);
   if (!isContiguous() || bytes > (hi_ - lo_) * elementSize())

@@ -127,6 +127,10 @@ public:
   static Array wrap(T* data, llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides = {}) {
     return wrapRaw(dtypeOf<T>(), data, shape, strides);
   }
+  /// A dense array over `buffer` (which it keeps alive) in `device` memory: how a
+  /// backend hands out memory it allocated, e.g. from a device pool.
+  static Array fromBuffer(DType dtype, llvm::ArrayRef<int64_t> shape, std::shared_ptr<void> buffer,
+                          Device device);
   /// wrap() with the element type given at run time.
   static Array wrapRaw(DType dtype, void* data, llvm::ArrayRef<int64_t> shape,
                        llvm::ArrayRef<int64_t> strides = {}, Device device = Device::Host);

@@ -13,47 +13,15 @@
 #include "passes/MemoryPlan.h"
 #include "passes/PassManager.h"
 #include "runtime/core/Compile.h"
+#include "support/GraphFiles.h"
 #include "support/Numeric.h"
 #include "support/RandomGraph.h"
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 
 namespace graphc {
 namespace {
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(std::string(GRAPHC_SOURCE_DIR) + "/" + path);
-  EXPECT_TRUE(in) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-/// The graphs of a .gir file whose cases are separated by `// -----` lines.
-std::vector<std::unique_ptr<ir::Graph>> graphsOf(const std::string& text, const std::string& name) {
-  std::vector<std::unique_ptr<ir::Graph>> graphs;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find("// -----", start);
-    ir::Module m = ir::parseModule(text.substr(start, end - start), name);
-    for (auto& g : m.graphs)
-      graphs.push_back(std::move(g));
-    if (end == std::string::npos)
-      break;
-    start = end + 8;
-  }
-  return graphs;
-}
-
-/// The same text in single precision.
-std::string toF32(std::string text) {
-  for (size_t at = text.find("f64"); at != std::string::npos; at = text.find("f64", at))
-    text.replace(at, 3, "f32");
-  return text;
-}
 
 /// How many kernel steps of g's lowered program build a codegen::Kernel (and run
 /// fused), and how many fall back to running node by node.
@@ -97,10 +65,10 @@ void expectSameAsUnfused(const ir::Graph& g, uint64_t seed, const std::string& p
 }
 
 TEST(FusedExecution, ExampleGraphsF64AndF32) {
-  for (const char* file : {"examples/enkf.gir", "examples/enkf_small.gir"})
+  for (const std::string& file : testing::kExampleGraphFiles)
     for (bool f32 : {false, true}) {
-      std::string text = readFile(file);
-      for (auto& g : graphsOf(f32 ? toF32(text) : text, file)) {
+      std::string text = testing::readSourceFile(file);
+      for (auto& g : testing::graphsOf(f32 ? testing::toF32(text) : text, file)) {
         expectSameAsUnfused(*g, 11, "none");
         expectSameAsUnfused(*g, 12, ""); // the default pipeline
       }
@@ -109,11 +77,10 @@ TEST(FusedExecution, ExampleGraphsF64AndF32) {
 
 TEST(FusedExecution, EveryFusionAndLoweringGoldenCase) {
   int graphs = 0, fused = 0;
-  for (const char* file : {"tests/golden/fuse/chains.gir", "tests/golden/fuse/reductions.gir",
-                           "tests/golden/fuse/unfused.gir", "tests/golden/lower/plan.gir"})
+  for (const std::string& file : testing::kFusionGoldenFiles)
     for (bool f32 : {false, true}) {
-      std::string text = readFile(file);
-      for (auto& g : graphsOf(f32 ? toF32(text) : text, file)) {
+      std::string text = testing::readSourceFile(file);
+      for (auto& g : testing::graphsOf(f32 ? testing::toF32(text) : text, file)) {
         expectSameAsUnfused(*g, 21 + graphs++);
         auto [built, fallback] = kernelSteps(*g);
         fused += built;

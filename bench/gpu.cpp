@@ -1,0 +1,137 @@
+//===- bench/gpu.cpp - graphc on the GPU: W1, W2, W3, W4 ------------------===//
+//
+// Usage: bench_gpu [--repeat R] [--workloads W1,W2,W3,W4]
+//
+// Compiles each workload of shared/WORKLOADS.md through the default pipeline on the
+// "cuda" backend, with inputs already on the device, and prints one JSON line per
+// case: the median host-timed run (each run ends with its one synchronization), the
+// compile time of the executable (kernels come from the disk cache when a previous
+// process compiled them: run twice to see cold and warm), and the relative error
+// against a float64 run on the CPU. bench/peers.py prints the peers' lines for
+// the same cases; bench/run_gpu.sh runs both.
+//
+//===----------------------------------------------------------------------===//
+#include "bench/Workloads.h"
+#include "examples/EnKF.h"
+#include "examples/Timing.h"
+
+#include "ir/Parser.h"
+#include "runtime/core/Compile.h"
+#include "runtime/cuda/CudaBackend.h"
+#include "runtime/cuda/Device.h"
+
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <fmt/format.h>
+
+using namespace graphc;
+
+namespace {
+
+/// ||a - ref|| / ||ref||.
+double relativeError(const Array& a, const Array& ref) {
+  std::vector<double> r = ref.toVector<double>(), x;
+  if (a.dtype() == DType::F32) {
+    std::vector<float> f = a.toVector<float>();
+    x.assign(f.begin(), f.end());
+  } else {
+    x = a.toVector<double>();
+  }
+  double num = 0, den = 0;
+  for (size_t i = 0; i < r.size(); ++i) {
+    num += (x[i] - r[i]) * (x[i] - r[i]);
+    den += r[i] * r[i];
+  }
+  return std::sqrt(num / den);
+}
+
+/// `a` (f64) converted to `dtype`.
+Array convert(const Array& a, DType dtype) {
+  if (dtype == DType::F64)
+    return a;
+  std::vector<double> v = a.toVector<double>();
+  return Array::fromVector(std::vector<float>(v.begin(), v.end()), a.shape());
+}
+
+struct Case {
+  const char* workload;
+  std::string name;
+  std::unique_ptr<ir::Graph> graph, graph64; ///< the case, and its f64 twin for the reference
+  std::vector<double> scales;                ///< per input: the standard deviation
+};
+
+void runCase(const Case& c, int repeats) {
+  std::vector<Array> inputs64, device;
+  uint64_t seed = 1;
+  for (size_t i = 0; i < c.graph64->params().size(); ++i) {
+    Array a = Array::randomNormal(DType::F64, c.graph64->params()[i]->type().shape, seed++);
+    std::vector<double> v = a.toVector<double>();
+    for (double& x : v)
+      x *= c.scales.empty() ? 1.0 : c.scales[i];
+    inputs64.push_back(Array::fromVector(v, a.shape()));
+    device.push_back(cuda::toDevice(convert(inputs64.back(), c.graph->params()[i]->type().dtype)));
+  }
+  Array reference = compile(*c.graph64, getBackend("cpu"))->run(inputs64)[0];
+  std::unique_ptr<OptimizedExecutable> exe;
+  double compileMs = examples::timeMs([&] { exe = compile(*c.graph, getBackend("cuda")); });
+  Array out = exe->run(device)[0]; // warm-up
+  double ms = examples::medianMs(repeats, [&] { out = exe->run(device)[0]; });
+  char date[16];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  fmt::print("{{\"date\": \"{}\", \"device\": \"{}\", \"workload\": \"{}\", \"case\": \"{}\", "
+             "\"system\": \"graphc\", \"variant\": \"plain solve, default pipeline\", "
+             "\"median_ms\": {:.4f}, \"compile_ms\": {:.1f}, \"rel_err\": {:.2e}}}\n",
+             date, cuda::deviceInfo().name, c.workload, c.name, ms, compileMs,
+             relativeError(cuda::toHost(out), reference));
+  std::fflush(stdout);
+}
+
+std::vector<Case> cases(const std::string& workloads) {
+  std::vector<Case> out;
+  auto enkf = [&](const char* w, std::string name, int64_t d, int64_t n, DType dtype) {
+    out.push_back({w, std::move(name), examples::traceEnkf(d, n, dtype),
+                   examples::traceEnkf(d, n, DType::F64), {1.0, 10.0, 10.0}});
+  };
+  auto text = [&](const char* w, std::string name, const std::string& f32,
+                  const std::string& f64) {
+    out.push_back({w, std::move(name), ir::parseGraph(f32), ir::parseGraph(f64), {}});
+  };
+  if (workloads.find("W1") != std::string::npos) {
+    enkf("W1", "enkf_d3000_f64", 3000, 3000, DType::F64);
+    enkf("W1", "enkf_d3000_f32", 3000, 3000, DType::F32);
+  }
+  if (workloads.find("W2") != std::string::npos)
+    enkf("W2", "enkf_d16384_n128_f64", 16384, 128, DType::F64);
+  if (workloads.find("W3") != std::string::npos)
+    for (auto [name, n] : {std::pair{"chain_1024_f32_sync", int64_t{1024}},
+                           std::pair{"chain_1m_f32", int64_t{1} << 20},
+                           std::pair{"chain_16m_f32", int64_t{1} << 24}})
+      text("W3", name, bench::chainGraph(n, "f32"), bench::chainGraph(n, "f64"));
+  if (workloads.find("W4") != std::string::npos)
+    text("W4", "layernorm_8192x4096_f32", bench::layernormGraph(8192, 4096, "f32"),
+         bench::layernormGraph(8192, 4096, "f64"));
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  int repeats = 20;
+  std::string workloads = "W1,W2,W3,W4";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--repeat"))
+      repeats = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--workloads"))
+      workloads = argv[i + 1];
+  }
+  try {
+    for (const Case& c : cases(workloads))
+      runCase(c, repeats);
+  } catch (const Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,26 @@
+//===- runtime/cuda/CudaBackend.h - The CUDA backend ------------*- C++ -*-===//
+//
+// The "cuda" backend runs lowered programs on an NVIDIA GPU: NVRTC-compiled fused
+// kernels beside cuBLAS/cuSOLVER calls, over buffers from a stream-ordered pool
+// (runtime/cuda/CudaBackend.cpp). It registers itself when graphc_cuda is linked;
+// getBackend("auto") picks it when a device is present.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/core/Backend.h"
+
+#include <memory>
+
+namespace graphc::cuda {
+
+/// A new CUDA backend, or null when no CUDA device (or driver) is present.
+std::unique_ptr<Backend> createCudaBackend();
+
+/// A dense copy of host array `a` in device memory (from the device pool, owned by
+/// the result). Synchronous.
+Array toDevice(const Array& a);
+/// A host copy of device array `a`. Synchronous.
+Array toHost(const Array& a);
+
+} // namespace graphc::cuda

@@ -1,0 +1,124 @@
+//===- tests/gpu/CudaBackendTest.cpp - The cuda backend against the cpu one ===//
+//
+// Whole programs on the GPU (fused kernels, library calls, host steps, planned
+// slots) against the CPU backend on the same random inputs, f32 and f64: every
+// example graph and fusion/lowering golden case, as written and through the
+// default pipeline. Also: device-resident inputs and outputs, the Cholesky-to-LU
+// fallback on the GPU, solver failures and running out of GPU memory.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuTestUtil.h"
+
+#include "ir/Parser.h"
+#include "runtime/core/Compile.h"
+#include "runtime/cuda/CudaBackend.h"
+#include "support/GraphFiles.h"
+#include "support/Numeric.h"
+
+namespace graphc {
+namespace {
+
+/// The tolerance for `g`: f64 results to 1e-10; f32 ones differ by the GPU's math
+/// functions (a few ulp) and the order of sums.
+double toleranceFor(const ir::Graph& g) {
+  for (const ir::Node* n : g.nodes())
+    if (n->numResults() && n->type().dtype == ir::DType::F32)
+      return 1e-4;
+  return 1e-10;
+}
+
+void expectSameAsCpu(const ir::Graph& g, uint64_t seed, const std::string& passes) {
+  SCOPED_TRACE("@" + g.name() + " passes=" + passes);
+  double tol = toleranceFor(g);
+  std::vector<Array> inputs = testing::randomInputs(g, seed);
+  std::vector<Array> want = compile(g, getBackend("cpu"), {passes})->run(inputs);
+  std::vector<Array> got = compile(g, getBackend("cuda"), {passes})->run(inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].device(), Device::Host);
+    EXPECT_LE(testing::relativeDifference(got[i], want[i]), tol) << "output " << i;
+  }
+}
+
+TEST(CudaBackend, ExampleAndGoldenGraphsMatchTheCpu) {
+  GRAPHC_REQUIRE_GPU();
+  std::vector<std::string> files = testing::kExampleGraphFiles;
+  files.insert(files.end(), testing::kFusionGoldenFiles.begin(), testing::kFusionGoldenFiles.end());
+  int graphs = 0;
+  for (const std::string& file : files)
+    for (bool f32 : {false, true}) {
+      std::string text = testing::readSourceFile(file);
+      for (auto& g : testing::graphsOf(f32 ? testing::toF32(text) : text, file)) {
+        expectSameAsCpu(*g, 7 + graphs, "none");
+        expectSameAsCpu(*g, 7 + graphs, "");
+        ++graphs;
+      }
+    }
+  EXPECT_GE(graphs, 40);
+}
+
+TEST(CudaBackend, DeviceInputsGiveDeviceOutputs) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(testing::readSourceFile("examples/enkf_small.gir"));
+  std::vector<Array> inputs = testing::randomInputs(*g, 3), device;
+  for (const Array& a : inputs)
+    device.push_back(cuda::toDevice(a));
+  auto exe = compile(*g, getBackend("cuda"));
+  Array want = compile(*g, getBackend("cpu"))->run(inputs)[0];
+  for (int repeat = 0; repeat < 3; ++repeat) { // the program runs again and again
+    Array got = exe->run(device)[0];
+    ASSERT_EQ(got.device(), Device::Cuda);
+    EXPECT_LE(testing::relativeDifference(cuda::toHost(got), want), 1e-10);
+  }
+  EXPECT_EQ(exe->fallbacks(), 0);
+}
+
+/// S = Y*Y' + 1e-300*I is proven SPD but numerically singular: the Cholesky the
+/// compiler chose fails on the GPU, the run falls back to LU, which reports the
+/// singular matrix (as on the CPU).
+TEST(CudaBackend, FailedCholeskyFallsBackToLu) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(R"(
+graph @singular(%y: f64[4,2], %b: f64[4,1]) {
+  %g = matmul %y, %y {transpose_b}
+  %e = eye : f64[4,4]
+  %t = full {value=1e-300} : f64[4,4]
+  %r = mul %e, %t
+  %s = add %g, %r
+  %x = solve %s, %b
+  return %x
+})");
+  auto exe = compile(*g, getBackend("cuda"));
+  Array y = Array::fromVector<double>({1, 0, 0, 1, 1, 1, 2, 0}, {4, 2});
+  Array b = Array::fromVector<double>({1, 2, 3, 4}, {4, 1});
+  try {
+    exe->run({y, b});
+    FAIL() << "expected the LU fallback to report a singular matrix";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("singular"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(exe->fallbacks(), 1);
+}
+
+TEST(CudaBackend, OutOfMemoryIsAClearErrorAndTheBackendGoesOn) {
+  GRAPHC_REQUIRE_GPU();
+  // A 400000 x 400000 f64 intermediate: 1.28 TB.
+  auto g = ir::parseGraph(R"(
+graph @huge(%x: f64[400000,1], %y: f64[1,400000]) {
+  %p = matmul %x, %y
+  %s = sum %p {axes=[0,1]}
+  return %s
+})");
+  std::vector<Array> inputs = testing::randomInputs(*g, 1);
+  try {
+    compile(*g, getBackend("cuda"))->run(inputs);
+    FAIL() << "expected an out-of-memory error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("GPU out of memory"), std::string::npos) << e.message();
+  }
+  auto small = ir::parseGraph(testing::readSourceFile("examples/enkf_small.gir"));
+  expectSameAsCpu(*small, 5, "");
+}
+
+} // namespace
+} // namespace graphc

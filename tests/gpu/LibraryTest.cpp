@@ -429,6 +429,18 @@ TEST(Library, LargeMatrices) {
   expectSameAsCpu(Op::Solve, {a, b}, {}, "solve 1000");
   expectSameAsCpu(Op::Syrk, {randn(DType::F64, {n, 300}, 25)}, {}, "syrk 1000x300");
   expectSameAsCpu(Op::Qr, {randn(DType::F64, {n, 200}, 26)}, {}, "qr 1000x200");
+  // Large triangles, every side, triangle and transpose (unit diagonals of random
+  // triangles are ill-conditioned, so those stay at the small sizes above).
+  for (int flags = 0; flags < 8; ++flags) {
+    bool lower = flags & 1, right = flags & 2, trans = flags & 4;
+    Array t = spd(DType::F64, {n, n}, 27);
+    Array rhs = randn(DType::F64, right ? Ints{70, n} : Ints{n, 70}, 28);
+    ir::Attrs attrs;
+    attrs.set("lower", lower).set("right_side", right).set("transpose_a", trans);
+    expectSameAsCpu(Op::TriangularSolve, {t, rhs}, attrs,
+                    fmt::format("triangular_solve 1000 lower={} right={} trans={}", lower, right,
+                                trans));
+  }
 }
 
 TEST(Library, EveryOpRunsInsideStreamCapture) {

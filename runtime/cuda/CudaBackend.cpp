@@ -9,8 +9,9 @@
 //    triu, ...) and the rare groups without an affine kernel run on the host
 //    through the cpu backend: the one place a run synchronizes and copies (none of
 //    the EnKF, chain, layernorm or batched-solve programs has such a step).
-// A run allocates its slots from the stream-ordered pool, enqueues every step and
-// synchronizes once at the end, when it reads the solvers' info words: a failed
+// The slots come from the stream-ordered pool once and serve every run (so one
+// executable runs one call at a time). A run enqueues every step and synchronizes
+// once at the end, when it reads the solvers' info words: a failed
 // Cholesky the compiler chose becomes a FallbackError (the run is redone with LU),
 // any other failure an Error naming the op. Inputs may be host arrays (uploaded;
 // outputs come back on the host) or device arrays (outputs stay on the device and
@@ -71,12 +72,19 @@ void copyAsync(void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind, c
     GRAPHC_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), kind, s));
 }
 
-/// A new device array of type `t` owning a pool buffer released in order on `s`.
+/// A device array of type `t` owning `buffer`'s memory. The memory goes back to the
+/// pool on the legacy stream when the array dies: runs synchronize before they
+/// return, so no stream still uses it then, and the executable (and its stream) may
+/// be gone.
+Array adoptDeviceBuffer(const ir::TensorType& t, DeviceBuffer buffer) {
+  DevicePool* pool = buffer.pool();
+  std::shared_ptr<void> owner(buffer.detach(), [pool](void* p) { pool->release(p, nullptr); });
+  return Array::fromBuffer(t.dtype, t.shape, std::move(owner), Device::Cuda);
+}
+
+/// A new device array of type `t` from the pool, ready for work on stream `s`.
 Array newDeviceArray(const ir::TensorType& t, cudaStream_t s) {
-  auto buffer = std::make_shared<DeviceBuffer>(DevicePool::forDevice(0),
-                                               std::max<int64_t>(t.bytes(), 1), s);
-  return Array::fromBuffer(t.dtype, t.shape, std::shared_ptr<void>(buffer, buffer->data()),
-                           Device::Cuda);
+  return adoptDeviceBuffer(t, DeviceBuffer(DevicePool::forDevice(0), std::max<int64_t>(t.bytes(), 1), s));
 }
 
 class CudaExecutable final : public Executable {
@@ -91,10 +99,14 @@ public:
     library_.emplace(0, stream_);
     uploadConstants();
     prepareSteps();
+    slots_.resize(program_.slots().size());
+    info_ = DeviceBuffer(pool_, std::max<int64_t>(infoWords_, 1) * sizeof(int), stream_);
   }
 
   ~CudaExecutable() override {
     constants_.clear();
+    slots_.clear();
+    info_.reset();
     library_.reset();
     cudaStreamDestroy(stream_);
   }
@@ -107,15 +119,15 @@ protected:
     Run run;
     for (size_t i = 0; i < inputs.size(); ++i)
       run.params.push_back(paramBuffer(run, inputs[i], i));
-    for (const passes::Slot& s : program_.slots())
-      run.slots.emplace_back(pool_, std::max<int64_t>(s.bytes, 1), stream_);
-    run.info = DeviceBuffer(pool_, std::max<int64_t>(infoWords_, 1) * sizeof(int), stream_);
+    for (size_t i = 0; i < slots_.size(); ++i) // again where an output took the last one
+      if (!slots_[i])
+        slots_[i] = DeviceBuffer(pool_, std::max<int64_t>(program_.slots()[i].bytes, 1), stream_);
     for (const CudaFusedKernel* k : errorKernels_)
       k->resetError(stream_);
     for (const PreparedStep& p : steps_)
       enqueue(run, p);
     std::vector<int> info(infoWords_), errors(errorKernels_.size());
-    copyAsync(info.data(), run.info.data(), infoWords_ * sizeof(int), cudaMemcpyDeviceToHost,
+    copyAsync(info.data(), info_.data(), infoWords_ * sizeof(int), cudaMemcpyDeviceToHost,
               stream_);
     for (size_t i = 0; i < errorKernels_.size(); ++i)
       copyAsync(&errors[i], errorKernels_[i]->errorWord(), sizeof(int), cudaMemcpyDeviceToHost,
@@ -133,8 +145,6 @@ private:
   struct Run {
     std::vector<DeviceBuffer> uploads; ///< host inputs copied to the device
     std::vector<const void*> params;
-    std::vector<DeviceBuffer> slots;
-    DeviceBuffer info;
   };
 
   void uploadConstants() {
@@ -213,7 +223,7 @@ private:
     case Storage::Constant:
       return constants_[st.index].data();
     default:
-      return run.slots[st.index].data();
+      return slots_[st.index].data();
     }
   }
 
@@ -234,7 +244,7 @@ private:
         ins.push_back(address(run, v));
       for (Value v : s.outputs)
         outs.push_back(address(run, v));
-      library_->run(*s.nodes.front(), ins, outs, run.info.as<int>() + p.infoOffset);
+      library_->run(*s.nodes.front(), ins, outs, info_.as<int>() + p.infoOffset);
       return;
     }
     runOnHost(run, p);
@@ -283,10 +293,7 @@ private:
         // The output takes its slot's buffer (values sharing a slot at the end are one).
         auto it = handedOut.find(st.index);
         if (it == handedOut.end()) {
-          auto buffer = std::make_shared<DeviceBuffer>(std::move(run.slots[st.index]));
-          Array a = Array::fromBuffer(t.dtype, t.shape,
-                                      std::shared_ptr<void>(buffer, buffer->data()), Device::Cuda);
-          it = handedOut.emplace(st.index, a).first;
+          it = handedOut.emplace(st.index, adoptDeviceBuffer(t, std::move(slots_[st.index]))).first;
         }
         outs.push_back(it->second);
       } else { // a parameter or constant: a copy the caller owns
@@ -323,6 +330,10 @@ private:
   cudaStream_t stream_ = nullptr;
   std::optional<LibraryContext> library_;
   std::vector<DeviceBuffer> constants_;
+  /// The plan's slots and the library calls' info words, kept from run to run (a
+  /// device output takes its slot, which the next run allocates again).
+  std::vector<DeviceBuffer> slots_;
+  DeviceBuffer info_;
   std::vector<PreparedStep> steps_;
   std::vector<const CudaFusedKernel*> errorKernels_; ///< kernels with an error word
   int64_t infoWords_ = 0;

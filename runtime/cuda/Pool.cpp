@@ -109,6 +109,13 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   return *this;
 }
 
+void* DeviceBuffer::detach() noexcept {
+  void* p = data_;
+  data_ = nullptr;
+  bytes_ = 0;
+  return p;
+}
+
 void DeviceBuffer::reset() noexcept {
   try {
     if (data_)

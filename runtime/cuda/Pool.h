@@ -83,6 +83,9 @@ public:
 
   /// Releases the memory (stream-ordered) and leaves the buffer empty.
   void reset() noexcept;
+  /// Gives up ownership without releasing: returns the memory, which the caller now
+  /// gives back with pool()->release(), and leaves the buffer empty.
+  void* detach() noexcept;
 
   void* data() const { return data_; }
   /// data() as a T*.

@@ -18,7 +18,7 @@ using testing::tolFor;
 
 class Numeric : public ::testing::TestWithParam<DType> {
 protected:
-  void SetUp() override { setDefaultBackend("cpu"); }
+  void SetUp() override { setDefaultBackend(testing::testBackend()); }
   DType dt() const { return GetParam(); }
 };
 

@@ -12,9 +12,18 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace graphc::testing {
+
+/// The backend the numeric suites run on: GRAPHC_TEST_BACKEND, else "cpu" (set it
+/// to "cuda" on a GPU machine to run them against the CUDA backend).
+inline std::string testBackend() {
+  const char* env = std::getenv("GRAPHC_TEST_BACKEND");
+  return env && *env ? env : "cpu";
+}
 
 /// A random normal array of `dtype` and `shape`.
 inline Array randn(DType dtype, llvm::ArrayRef<int64_t> shape, uint64_t seed) {

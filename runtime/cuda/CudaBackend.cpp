@@ -147,12 +147,15 @@ private:
     std::vector<const void*> params;
   };
 
+  /// Fills and identities are made on the device; other constants on the host.
   void uploadConstants() {
     auto& cpu = getBackend("cpu-unfused");
     for (const ir::Node* c : program_.constants()) {
+      constants_.emplace_back(pool_, std::max<int64_t>(c->type().bytes(), 1), stream_);
+      if (library_->materialize(*c, constants_.back().data()))
+        continue;
       HostStep h{graphOfNode(*c), nullptr};
       Array host = cpu.compile(*h.graph)->run({})[0];
-      constants_.emplace_back(pool_, std::max<int64_t>(c->type().bytes(), 1), stream_);
       copyAsync(constants_.back().data(), host.rawData(), c->type().bytes(),
                 cudaMemcpyHostToDevice, stream_);
     }

@@ -1,8 +1,9 @@
 //===- runtime/cuda/KernelCache.cpp - Compiled kernels, kept --------------===//
 //
 // A disk cache file is
-//   "GRAPHCK1", u64 key size, key, u8 isCubin, u64 size, architecture,
-//   u64 size, image, u64 FNV-1a of everything before it
+//   "GRAPHCK2", u64 key size, key, u8 isCubin, u64 size, architecture,
+//   u64 size, image, u64 count, count x (u64 size, name expression, u64 size,
+//   lowered name), u64 FNV-1a of everything before it
 // (integers little-endian as the host writes them). Anything that does not parse,
 // check out or match the key exactly is a miss.
 //
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
@@ -28,7 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kMagic[] = "GRAPHCK1";
+constexpr char kMagic[] = "GRAPHCK2";
 
 uint64_t fnv1a(llvm::StringRef bytes, uint64_t h = 0xcbf29ce484222325ull) {
   for (unsigned char c : bytes) {
@@ -149,6 +151,10 @@ std::optional<CompiledModule> KernelCache::readDisk(const std::string& key) cons
   m.isCubin = r.take(1) == "\1";
   m.architecture = r.string();
   m.image = r.string();
+  for (uint64_t i = 0, count = r.u64(); r.ok && i < count; ++i) {
+    std::string expression = r.string();
+    m.loweredNames[expression] = r.string();
+  }
   uint64_t sum = r.u64();
   if (!r.ok || !magic || !sameKey || !r.data.empty() || sum != fnv1a(body) || m.image.empty())
     return std::nullopt;
@@ -161,6 +167,11 @@ void KernelCache::writeDisk(const std::string& key, const CompiledModule& m) con
   file += m.isCubin ? '\1' : '\0';
   putString(file, m.architecture);
   putString(file, m.image);
+  putU64(file, m.loweredNames.size());
+  for (const auto& [expression, lowered] : m.loweredNames) {
+    putString(file, expression);
+    putString(file, lowered);
+  }
   putU64(file, fnv1a(file));
   static std::atomic<uint64_t> counter{0};
   std::string path = fmt::format("{}/{:016x}.bin", diskDir_, fnv1a(key));
@@ -180,28 +191,34 @@ void KernelCache::writeDisk(const std::string& key, const CompiledModule& m) con
     std::remove(temp.c_str());
 }
 
-std::shared_ptr<const LoadedKernel> KernelCache::load(const codegen::CudaKernel& k,
-                                                      const std::string& key) {
-  std::optional<CompiledModule> module;
-  if (!diskDir_.empty())
-    module = readDisk(key);
-  if (module) {
-    ++diskHits_;
-  } else {
-    CompileOptions options;
-    options.computeCapability = targetComputeCapability();
-    options.flags = options_.flags;
-    module = compileCuda(k.source, k.name + ".cu", options);
-    ++compiled_;
-    if (!diskDir_.empty())
-      writeDisk(key, *module);
-  }
-  return std::make_shared<const LoadedKernel>(std::move(*module), k.name);
+std::string KernelCache::key(const ModuleSource& m) const {
+  static const std::string nvrtc = nvrtcVersionString();
+  return fmt::format("graphc module\nnvrtc {}\nsm {}\nflags {}\nname {}\nexpressions {}\n{}", nvrtc,
+                     targetComputeCapability(), fmt::join(options_.flags, " "), m.name,
+                     fmt::join(m.nameExpressions, ";"), m.source);
 }
 
-std::shared_ptr<const LoadedKernel> KernelCache::get(const codegen::CudaKernel& k) {
-  std::string id = key(k);
-  std::promise<std::shared_ptr<const LoadedKernel>> promise;
+CompiledModule KernelCache::compile(const std::string& key, const ModuleSource& m) {
+  if (!diskDir_.empty())
+    if (std::optional<CompiledModule> module = readDisk(key)) {
+      ++diskHits_;
+      return std::move(*module);
+    }
+  CompileOptions options;
+  options.computeCapability = targetComputeCapability();
+  options.flags = options_.flags;
+  options.nameExpressions = m.nameExpressions;
+  CompiledModule module = compileCuda(m.source, m.name, options);
+  ++compiled_;
+  if (!diskDir_.empty())
+    writeDisk(key, module);
+  return module;
+}
+
+std::shared_ptr<const LoadedModule>
+KernelCache::once(const std::string& id,
+                  const std::function<std::shared_ptr<const LoadedModule>()>& load) {
+  std::promise<std::shared_ptr<const LoadedModule>> promise;
   Entry entry;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -216,7 +233,7 @@ std::shared_ptr<const LoadedKernel> KernelCache::get(const codegen::CudaKernel& 
   if (entry.valid())
     return entry.get(); // rethrows another caller's compile error
   try {
-    auto loaded = load(k, id);
+    auto loaded = load();
     promise.set_value(loaded);
     return loaded;
   } catch (...) {
@@ -225,6 +242,25 @@ std::shared_ptr<const LoadedKernel> KernelCache::get(const codegen::CudaKernel& 
     entries_.erase(id); // the next get() tries again
     throw;
   }
+}
+
+std::shared_ptr<const LoadedKernel> KernelCache::get(const codegen::CudaKernel& k) {
+  std::string id = key(k); // "graphc kernel ...": never a module's key
+  auto loaded = once(id, [&] {
+    return std::make_shared<const LoadedKernel>(compile(id, {k.source, k.name + ".cu", {}}),
+                                                k.name);
+  });
+  return std::static_pointer_cast<const LoadedKernel>(loaded);
+}
+
+std::shared_ptr<const LoadedModule> KernelCache::getModule(const ModuleSource& m) {
+  std::string id = key(m); // "graphc module ..."
+  return once(id, [&] { return std::make_shared<const LoadedModule>(compile(id, m)); });
+}
+
+Kernel LoadedModule::kernel(const std::string& name) const {
+  auto it = module.loweredNames.find(name);
+  return library.kernel(it == module.loweredNames.end() ? name : it->second);
 }
 
 std::vector<std::shared_ptr<const LoadedKernel>>

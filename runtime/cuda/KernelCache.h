@@ -22,6 +22,11 @@
 //   auto loaded = cache.get(codegen::emitCuda(kernel, "k"));
 //   loaded->kernel.launch(config, args);
 //
+// Hand-written translation units with several (template) kernels go through
+// getModule() and the same three levels, keyed also by their name expressions,
+// whose mangled names are stored with the image (the helper kernels of
+// runtime/cuda/Library.cpp: no NVRTC in a process once the disk holds them).
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -32,6 +37,7 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -42,14 +48,33 @@
 
 namespace graphc::cuda {
 
-/// A compiled kernel, loaded: launch `kernel`; `library` keeps it alive.
-struct LoadedKernel {
-  explicit LoadedKernel(CompiledModule m, const std::string& name)
-      : module(std::move(m)), library(module), kernel(library.kernel(name)) {}
+/// A compiled translation unit, loaded; `library` keeps its kernels alive.
+struct LoadedModule {
+  explicit LoadedModule(CompiledModule m) : module(std::move(m)), library(module) {}
+  virtual ~LoadedModule() = default;
+
+  /// The kernel of a name expression given when compiling (e.g. "f<double>"), or of
+  /// an extern "C" name. Throws graphc::Error when there is none.
+  Kernel kernel(const std::string& name) const;
 
   CompiledModule module;
   KernelLibrary library;
+};
+
+/// A compiled kernel, loaded: launch `kernel`.
+struct LoadedKernel : LoadedModule {
+  explicit LoadedKernel(CompiledModule m, const std::string& name)
+      : LoadedModule(std::move(m)), kernel(library.kernel(name)) {}
+
   Kernel kernel;
+};
+
+/// A whole CUDA C++ translation unit for KernelCache::getModule().
+struct ModuleSource {
+  std::string source;
+  std::string name; ///< labels it in errors, e.g. "helpers.cu"
+  /// Names to resolve to their mangled forms, e.g. "transpose<double>".
+  std::vector<std::string> nameExpressions;
 };
 
 /// Compiles, loads and keeps kernels (see the file comment).
@@ -93,6 +118,10 @@ public:
   std::vector<std::shared_ptr<const LoadedKernel>>
   compileAll(llvm::ArrayRef<codegen::CudaKernel> kernels);
 
+  /// `m` compiled (with this cache's flags) and loaded, through memory, disk and
+  /// NVRTC like get(). Throws like get().
+  std::shared_ptr<const LoadedModule> getModule(const ModuleSource& m);
+
   /// The counters so far.
   Stats stats() const;
   /// Forgets the kernels in memory (the disk cache stays); loaded kernels that
@@ -104,9 +133,14 @@ public:
   std::string diskPath(const codegen::CudaKernel& k) const;
 
 private:
-  using Entry = std::shared_future<std::shared_ptr<const LoadedKernel>>;
+  using Entry = std::shared_future<std::shared_ptr<const LoadedModule>>;
   std::string key(const codegen::CudaKernel& k) const;
-  std::shared_ptr<const LoadedKernel> load(const codegen::CudaKernel& k, const std::string& key);
+  std::string key(const ModuleSource& m) const;
+  /// The entry of `key`, made by `load` (from the disk or NVRTC) once.
+  std::shared_ptr<const LoadedModule>
+  once(const std::string& key, const std::function<std::shared_ptr<const LoadedModule>()>& load);
+  /// The disk's module for `key`, or NVRTC's (then written to the disk).
+  CompiledModule compile(const std::string& key, const ModuleSource& m);
   std::optional<CompiledModule> readDisk(const std::string& key) const;
   void writeDisk(const std::string& key, const CompiledModule& m) const;
   int targetComputeCapability() const;

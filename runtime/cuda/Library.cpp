@@ -14,6 +14,7 @@
 #include "runtime/cuda/Library.h"
 
 #include "runtime/cuda/Check.h"
+#include "runtime/cuda/KernelCache.h"
 #include "runtime/cuda/KernelLibrary.h"
 #include "runtime/cuda/Nvrtc.h"
 #include "support/Error.h"
@@ -90,6 +91,16 @@ template <typename T> __global__ void mirrorUpper(i64 batch, i64 n, T* a) {
   }
 }
 
+// a = value everywhere (the source op full).
+template <typename T> __global__ void fill(i64 count, double value, T* a) {
+  FOR_EACH(t, count) a[t] = T(value);
+}
+
+// Each rows x cols matrix of a = the identity (the source op eye).
+template <typename T> __global__ void eye(i64 batch, i64 rows, i64 cols, T* a) {
+  FOR_EACH(t, batch * rows * cols) a[t] = T(t % cols == t / cols % rows);
+}
+
 template <typename T> __global__ void identity(i64 batch, i64 n, T* a) {
   FOR_EACH(t, batch * n * n) a[t] = T(t % n == t / n % n);
 }
@@ -158,15 +169,18 @@ extern "C" __global__ void pointerArray(i64 batch, char* base, i64 strideBytes, 
 )";
 
 /// The templates of kHelperSource instantiated for float and double.
-const char* kFloatKernels[] = {"transpose", "unpackTriangle", "zeroTriangle",  "mirrorUpper",
-                               "identity",  "permutation",    "luDeterminant", "firstZeroDiagonal"};
+const char* kFloatKernels[] = {
+    "transpose",   "unpackTriangle", "zeroTriangle",      "mirrorUpper", "identity",
+    "permutation", "luDeterminant",  "firstZeroDiagonal", "fill",        "eye"};
 /// The trace instantiations: element type and accumulator.
 const char* kTraceKernels[] = {"trace<float, double>", "trace<double, double>",
                                "trace<int, unsigned>", "trace<long long, unsigned long long>"};
 
 } // namespace
 
-/// The helper kernels, compiled once per process for each compute capability.
+/// The helper kernels of the current device's compute capability, compiled once
+/// per process at most: the module comes through KernelCache::global(), so a
+/// process finds it in the disk cache and only loads it.
 class HelperKernels {
 public:
   /// The kernels for the current device.
@@ -180,7 +194,7 @@ public:
     std::lock_guard<std::mutex> lock(mutex);
     std::unique_ptr<HelperKernels>& k = (*cache)[major * 10 + minor];
     if (!k)
-      k.reset(new HelperKernels(major * 10 + minor));
+      k.reset(new HelperKernels());
     return *k;
   }
 
@@ -193,26 +207,20 @@ public:
   }
 
 private:
-  explicit HelperKernels(int computeCapability) : library_(compile(computeCapability)) {
-    for (const auto& [expression, lowered] : module_.loweredNames)
-      kernels_[expression] = library_.kernel(lowered);
-    kernels_["pointerArray"] = library_.kernel("pointerArray");
-  }
-
-  const CompiledModule& compile(int computeCapability) {
-    CompileOptions options;
-    options.computeCapability = computeCapability;
+  HelperKernels() {
+    ModuleSource source{kHelperSource, "graphc_linalg_helpers.cu", {}};
     for (const char* name : kFloatKernels)
       for (const char* type : {"float", "double"})
-        options.nameExpressions.push_back(fmt::format("{}<{}>", name, type));
-    options.nameExpressions.insert(options.nameExpressions.end(), std::begin(kTraceKernels),
-                                   std::end(kTraceKernels));
-    module_ = compileCuda(kHelperSource, "graphc_linalg_helpers.cu", options);
-    return module_;
+        source.nameExpressions.push_back(fmt::format("{}<{}>", name, type));
+    source.nameExpressions.insert(source.nameExpressions.end(), std::begin(kTraceKernels),
+                                  std::end(kTraceKernels));
+    module_ = KernelCache::global().getModule(source);
+    for (const std::string& expression : source.nameExpressions)
+      kernels_[expression] = module_->kernel(expression);
+    kernels_["pointerArray"] = module_->kernel("pointerArray");
   }
 
-  CompiledModule module_;
-  KernelLibrary library_;
+  std::shared_ptr<const LoadedModule> module_;
   std::map<std::string, Kernel> kernels_;
 };
 
@@ -778,6 +786,26 @@ void LibraryContext::run(const ir::Node& n, llvm::ArrayRef<const void*> inputs,
     Call<T> call(*this, *kernels_, n, s, count > 0 ? deviceInfo : s.info);
     runFloat(call, n.op(), inputs, outputs);
   });
+}
+
+bool LibraryContext::materialize(const ir::Node& n, void* out) {
+  const ir::TensorType& t = n.type();
+  if ((n.op() != Op::Full && (n.op() != Op::Eye || t.shape.size() < 2)) || !ir::isFloat(t.dtype))
+    return false;
+  if (t.numel() == 0)
+    return true;
+  ScopedDevice on(device_);
+  const char* type = t.dtype == ir::DType::F32 ? "float" : "double";
+  int64_t count = t.numel();
+  auto config = LaunchConfig::linear(count, 256, stream_);
+  if (n.op() == Op::Full) {
+    double value = n.attrs().getFloat("value");
+    (*kernels_)[fmt::format("fill<{}>", type)].launch(config, {&count, &value, &out});
+  } else {
+    Matrices m(t);
+    (*kernels_)[fmt::format("eye<{}>", type)].launch(config, {&m.batch, &m.rows, &m.cols, &out});
+  }
+  return true;
 }
 
 std::optional<std::string> LibraryContext::failure(const ir::Node& n, const int* hostInfo) {

@@ -3,7 +3,8 @@
 // The library-call steps of the CUDA backend: one linear-algebra ir::Node (matmul,
 // syrk, solve, cholesky, triangular_solve, lu, qr, inverse, det, logdet, trace) run
 // on dense row-major device buffers with cuBLAS, cuSOLVER and a few small helper
-// kernels (compiled once per process with NVRTC). Results match the CPU backend
+// kernels (compiled with NVRTC once, then loaded from the kernel cache's disk
+// folder in later processes). Results match the CPU backend
 // (runtime/cpu/Linalg.cpp, docs/ops.md): same layouts, same zeroed triangles, same
 // failure messages.
 //
@@ -77,6 +78,12 @@ public:
   /// an unsupported node, a launch error, or a node that was not reserve()d.
   void run(const ir::Node& n, llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
            int* deviceInfo);
+
+  /// Enqueues the value of the source node `n` into the dense device buffer `out`
+  /// when `n` is a full or an eye of f32/f64 (a constant made on the device, not
+  /// computed on the host and copied); returns false, enqueuing nothing, for other
+  /// nodes.
+  bool materialize(const ir::Node& n, void* out);
 
   /// Decodes infoCount(n) ints copied back from run()'s `deviceInfo`: nullopt when
   /// every batch item succeeded, otherwise the CPU backend's message for the first

@@ -7,6 +7,12 @@
 // `(i / inner % extent) * stride`. In a reduction the point is (segment s, position
 // j): the part of an offset that depends on s is computed once per segment.
 //
+// A reduction kernel walks each segment once per stage (Kernel::stages): stage k's
+// pass evaluates only the domain instructions its reductions read, which may read
+// the `vN` of earlier stages' reduced values, already defined in the segment's
+// scope. Each reduction has its own shared-memory array, so a later stage never
+// overwrites what an earlier one is still reading.
+//
 //===----------------------------------------------------------------------===//
 #include "codegen/Cuda.h"
 
@@ -259,6 +265,8 @@ private:
   std::string signature(const CudaKernel& ck) const;
   void elementwise(Code& c, CudaKernel& ck);
   void reduction(Code& c, CudaKernel& ck);
+  void combineLanes(Code& c, CudaKernel::Launch launch, llvm::ArrayRef<int> reduces);
+  std::string reducedValue(int r) const;
   Accumulator accumulator(int reduce);
   bool isIdentity(const Inst& load) const {
     return load.strides == denseStrides(k_.shape(load.space));
@@ -539,6 +547,56 @@ void Emitter::elementwise(Code& c, CudaKernel& ck) {
   c.close();
 }
 
+/// Combines the lanes' accumulators of `reduces` into every lane: a butterfly in
+/// each warp, then (one block per segment) the warps through shared memory.
+void Emitter::combineLanes(Code& c, CudaKernel::Launch launch, llvm::ArrayRef<int> reduces) {
+  using L = CudaKernel::Launch;
+  if (launch != L::ThreadPerSegment) {
+    c.line("#pragma unroll");
+    c.open("for (int m = 16; m > 0; m /= 2)");
+    for (int r : reduces) {
+      Accumulator a = accumulator(r);
+      std::string other = a.how == Accumulator::Best
+                              ? fmt::format("gc_shfl_xor(a{}, m)", r)
+                              : fmt::format("__shfl_xor_sync(0xffffffffu, a{}, m)", r);
+      c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), other));
+    }
+    c.close();
+  }
+  if (launch == L::BlockPerSegment) {
+    c.open("if (threadIdx.x % 32 == 0)");
+    for (int r : reduces)
+      c.line("w{0}[threadIdx.x / 32] = a{0};", r);
+    c.close();
+    c.line("__syncthreads();");
+    for (int r : reduces)
+      c.line("a{0} = w{0}[0];", r);
+    c.open("for (int w = 1; w < BS / 32; ++w)");
+    for (int r : reduces) {
+      Accumulator a = accumulator(r);
+      c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), fmt::format("w{}[w]", r)));
+    }
+    c.close();
+  }
+}
+
+/// The value of reduction `r` from its combined accumulator `a<r>`.
+std::string Emitter::reducedValue(int r) const {
+  const Inst& inst = k_.insts[r];
+  Op op = inst.node->op();
+  DType t = k_.insts[inst.args[0]].dtype;
+  const char* R = ctype(inst.dtype);
+  if (op == Op::Argmax || op == Op::Argmin)
+    return fmt::format("({})a{}.i", R, r);
+  if (op == Op::Max || op == Op::Min)
+    return fmt::format("a{}.v", r);
+  if (op == Op::Mean && ir::isFloat(t))
+    return fmt::format("({})(a{} / (f64)L)", R, r);
+  if (op == Op::Mean)
+    return fmt::format("({})((i64)({})a{} / (i64)L)", R, ctype(t), r);
+  return fmt::format("({})a{}", R, r);
+}
+
 void Emitter::reduction(Code& c, CudaKernel& ck) {
   int64_t segments = ir::numElements(k_.reducedShape), length = k_.segmentSize();
   bool contiguous = k_.segmentsContiguous();
@@ -552,12 +610,17 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
                                                       : 1;
   ck.gridSize = blocksFor(segments, perBlock);
 
-  std::vector<bool> forReductions(k_.insts.size(), false), forOutputs(k_.insts.size(), false);
-  std::vector<int> reduces;
+  // Per stage, its Reduce instructions and the domain instructions they read.
+  int stages = std::max(1, k_.stages());
+  std::vector<std::vector<int>> reduces(stages + 1);
+  std::vector<std::vector<bool>> forReductions(stages + 1,
+                                               std::vector<bool>(k_.insts.size(), false));
+  std::vector<bool> forOutputs(k_.insts.size(), false);
   for (size_t i = 0; i < k_.insts.size(); ++i)
     if (k_.insts[i].kind == Inst::Kind::Reduce) {
-      reduces.push_back(static_cast<int>(i));
-      markNeeded(k_, k_.insts[i].args[0], forReductions);
+      int stage = k_.insts[i].stage;
+      reduces[stage].push_back(static_cast<int>(i));
+      markNeeded(k_, k_.insts[i].args[0], forReductions[stage]);
     }
   bool domainOutputs = false;
   for (const KernelOutput& o : k_.outputs)
@@ -565,9 +628,6 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
       markNeeded(k_, o.inst, forOutputs);
       domainOutputs = true;
     }
-  for (size_t i = 0; i < k_.insts.size(); ++i)
-    if (forReductions[i] && k_.insts[i].kind == Inst::Kind::Segment)
-      throw Error("emitCuda: a reduction reads a reduced value of its own stage");
 
   ir::Shape keptExtents = pick(k_.domain, k_.reduceAxes, true);
   ir::Shape reducedExtents = pick(k_.domain, k_.reduceAxes, false);
@@ -579,8 +639,11 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
   std::string unitStart, unitStride, laneStart, laneStride;
   switch (ck.launch) {
   case L::BlockPerSegment:
-    for (int r : reduces)
-      c.line("__shared__ {} w{}[BS / 32];", accumulator(r).type, r);
+    // One array per reduction: no stage overwrites what another still reads, and
+    // the barrier that ends a segment keeps the next segment's writes after it.
+    for (int stage = 1; stage <= stages; ++stage)
+      for (int r : reduces[stage])
+        c.line("__shared__ {} w{}[BS / 32];", accumulator(r).type, r);
     unitStart = "(idx)blockIdx.x", unitStride = "(idx)gridDim.x";
     laneStart = "(idx)threadIdx.x", laneStride = "BS";
     break;
@@ -633,74 +696,37 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
     body(c, Space::Domain, needed, domainLoad);
   };
 
-  // Pass 1: each lane accumulates its points, in increasing j.
-  for (int r : reduces) {
-    Accumulator a = accumulator(r);
-    c.line("{} a{} = {};", a.type, r, a.init);
-  }
-  segmentLoop(forReductions, false);
-  for (int r : reduces) {
-    Accumulator a = accumulator(r);
-    std::string x = val(k_.insts[r].args[0]);
-    std::string item = a.how == Accumulator::Best ? fmt::format("{}{{{}, (i64)j}}", a.type, x)
-                                                  : fmt::format("({}){}", a.type, x);
-    c.line("a{0} = {1};", r, a.combine(fmt::format("a{}", r), item));
-  }
-  c.close();
-
-  // Combine the lanes: a butterfly in each warp, then the warps in shared memory.
-  if (ck.launch != L::ThreadPerSegment) {
-    c.line("#pragma unroll");
-    c.open("for (int m = 16; m > 0; m /= 2)");
-    for (int r : reduces) {
+  // Per stage, a pass over the segment: each lane accumulates its points in
+  // increasing j (reading the reduced values of earlier stages), the lanes are
+  // combined, and the stage's reduced values and reduced-space instructions follow.
+  for (int stage = 1; stage <= stages; ++stage) {
+    const std::vector<int>& now = reduces[stage];
+    for (int r : now) {
       Accumulator a = accumulator(r);
-      std::string other = a.how == Accumulator::Best
-                              ? fmt::format("gc_shfl_xor(a{}, m)", r)
-                              : fmt::format("__shfl_xor_sync(0xffffffffu, a{}, m)", r);
-      c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), other));
+      c.line("{} a{} = {};", a.type, r, a.init);
+    }
+    segmentLoop(forReductions[stage], false);
+    for (int r : now) {
+      Accumulator a = accumulator(r);
+      std::string x = val(k_.insts[r].args[0]);
+      std::string item = a.how == Accumulator::Best ? fmt::format("{}{{{}, (i64)j}}", a.type, x)
+                                                    : fmt::format("({}){}", a.type, x);
+      c.line("a{0} = {1};", r, a.combine(fmt::format("a{}", r), item));
     }
     c.close();
+    combineLanes(c, ck.launch, now);
+    for (int r : now)
+      c.line("const {} v{} = {};", ctype(k_.insts[r].dtype), r, reducedValue(r));
+    // The reduced-space instructions of this stage (the first stage also takes those
+    // of the inputs alone).
+    std::vector<bool> ofStage(k_.insts.size(), false);
+    for (size_t i = 0; i < k_.insts.size(); ++i)
+      ofStage[i] = k_.insts[i].stage == stage || (stage == 1 && k_.insts[i].stage == 0);
+    body(c, Space::Reduced, ofStage, [&](int i) {
+      const Inst& load = k_.insts[i];
+      return fmt::format("in{}[{}]", load.input, affine("s", k_.reducedShape, load.strides));
+    });
   }
-  if (ck.launch == L::BlockPerSegment) {
-    c.open("if (threadIdx.x % 32 == 0)");
-    for (int r : reduces)
-      c.line("w{0}[threadIdx.x / 32] = a{0};", r);
-    c.close();
-    c.line("__syncthreads();");
-    for (int r : reduces)
-      c.line("a{0} = w{0}[0];", r);
-    c.open("for (int w = 1; w < BS / 32; ++w)");
-    for (int r : reduces) {
-      Accumulator a = accumulator(r);
-      c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), fmt::format("w{}[w]", r)));
-    }
-    c.close();
-  }
-
-  // The reduced values, then the reduced-space instructions, once per segment.
-  for (int r : reduces) {
-    const Inst& inst = k_.insts[r];
-    Op op = inst.node->op();
-    DType t = k_.insts[inst.args[0]].dtype;
-    const char* R = ctype(inst.dtype);
-    std::string value;
-    if (op == Op::Argmax || op == Op::Argmin)
-      value = fmt::format("({})a{}.i", R, r);
-    else if (op == Op::Max || op == Op::Min)
-      value = fmt::format("a{}.v", r);
-    else if (op == Op::Mean && ir::isFloat(t))
-      value = fmt::format("({})(a{} / (f64)L)", R, r);
-    else if (op == Op::Mean)
-      value = fmt::format("({})((i64)({})a{} / (i64)L)", R, ctype(t), r);
-    else
-      value = fmt::format("({})a{}", R, r);
-    c.line("const {} v{} = {};", R, r, value);
-  }
-  std::vector<bool> all(k_.insts.size(), true);
-  body(c, Space::Reduced, all, [&](int i) {
-    const Inst& load = k_.insts[i];
-    return fmt::format("in{}[{}]", load.input, affine("s", k_.reducedShape, load.strides));
-  });
 
   // Pass 2: the domain outputs.
   if (domainOutputs) {

@@ -18,10 +18,13 @@
 //                     with a scalar loop for the tail or for unaligned buffers.
 //   BlockPerSegment   contiguous long segments: a block reduces one segment (warp
 //   WarpPerSegment    shuffles, then shared memory), or a warp a shorter one; the
-//                     reduced-space instructions run once per segment, and a second
+//                     reduced-space instructions run once per segment, and a last
 //                     pass over the segment writes the domain outputs.
 //   ThreadPerSegment  non-contiguous (or very short) segments: one thread loops over
 //                     a segment; neighbouring threads read neighbouring segments.
+// With several reduction stages (layernorm: the mean, then the variance) each form
+// makes one pass over the segment per stage, re-reading its inputs (from L1/L2
+// for long rows), before the pass that writes the domain outputs.
 // Every loop strides over its work, so any grid size is correct; the block size is
 // a compile-time constant of the source and must be CudaKernel::blockSize.
 //

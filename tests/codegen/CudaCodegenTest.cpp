@@ -2,8 +2,9 @@
 //
 // Every kernel of tests/codegen/KernelCases.h, f32 and f64: the generated source is
 // the same on every emission and for a graph parsed again, it has the launch form
-// and vectorization we expect, and NVRTC compiles it for sm_90 (NVRTC needs no
-// driver). Numeric agreement with the CPU is tests/gpu/CudaKernelTest.cpp.
+// and vectorization we expect (multi-stage kernels: one pass per stage), and NVRTC
+// compiles it for sm_90 (NVRTC needs no driver). Numeric agreement with the CPU is
+// tests/gpu/CudaKernelTest.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Cuda.h"
@@ -35,6 +36,19 @@ std::vector<CudaKernel> generate(const std::string& text, const std::string& nam
   for (size_t i = 0; i < kernels.size(); ++i)
     out.push_back(codegen::emitCuda(kernels[i], fmt::format("k{}", i)));
   return out;
+}
+
+/// The one kernel of multi-stage case `c` (testing::wholeKernel), or a failure.
+std::vector<CudaKernel> generateMultiStage(const testing::MultiStageCase& c) {
+  std::unique_ptr<ir::Graph> g = ir::parseGraph(c.text, c.name);
+  auto k = testing::wholeKernel(*g);
+  if (auto* why = std::get_if<std::string>(&k)) {
+    ADD_FAILURE() << c.name << ": " << *why;
+    return {};
+  }
+  const codegen::Kernel& kernel = std::get<codegen::Kernel>(k);
+  EXPECT_EQ(kernel.stages(), c.stages) << c.name << "\n" << codegen::printKernel(kernel);
+  return {codegen::emitCuda(kernel, "k0")};
 }
 
 /// The kernels of case `name` in `dtype`.
@@ -97,10 +111,36 @@ TEST(CudaCodegen, ReductionLaunchForms) {
     }
   }
   EXPECT_EQ(generateCase("sum_very_long_rows", "f32").at(0).blockSize, 1024u);
-  // Layernorm: the mean, then variance and normalization with a second pass.
+  // Layernorm: mean and variance (one kernel of two stages, or the mean in a kernel
+  // of its own), then normalization in a last pass, a block per row.
   std::vector<CudaKernel> ln = generateCase("layernorm_long_rows", "f32");
-  ASSERT_EQ(ln.size(), 2u);
-  EXPECT_EQ(ln[1].launch, L::BlockPerSegment);
+  ASSERT_FALSE(ln.empty());
+  EXPECT_EQ(ln.back().launch, L::BlockPerSegment);
+}
+
+TEST(CudaCodegen, MultiStageKernels) {
+  for (const char* dtype : {"f32", "f64"})
+    for (const testing::MultiStageCase& c : testing::multiStageCases(dtype)) {
+      std::vector<CudaKernel> a = generateMultiStage(c), b = generateMultiStage(c);
+      ASSERT_EQ(a.size(), 1u) << c.name;
+      ASSERT_EQ(b.size(), 1u) << c.name;
+      EXPECT_EQ(a[0].source, b[0].source) << c.name;
+      EXPECT_EQ(codegen::launchName(a[0].launch), c.launch) << c.name;
+      // One pass per stage, then one for the domain outputs.
+      size_t passes = 0;
+      for (size_t at = a[0].source.find("for (idx j ="); at != std::string::npos;
+           at = a[0].source.find("for (idx j =", at + 1))
+        ++passes;
+      EXPECT_EQ(passes, static_cast<size_t>(c.stages) + 1) << a[0].source;
+      if (a[0].launch == CudaKernel::Launch::BlockPerSegment) {
+        // Each stage's combine and the end of the segment.
+        size_t barriers = 0;
+        for (size_t at = a[0].source.find("__syncthreads()"); at != std::string::npos;
+             at = a[0].source.find("__syncthreads()", at + 1))
+          ++barriers;
+        EXPECT_EQ(barriers, static_cast<size_t>(c.stages) + 1) << a[0].source;
+      }
+    }
 }
 
 TEST(CudaCodegen, IntegerDivisionHasAnErrorWord) {
@@ -124,6 +164,12 @@ TEST(CudaCodegen, NvrtcCompilesEveryKernelForSm90) {
   for (const char* dtype : {"f32", "f64"})
     for (const testing::KernelCase& c : kernelCases(dtype))
       for (CudaKernel& k : generate(c.text, c.name)) {
+        k.name = fmt::format("{}_{}_{}", c.name, dtype, all.size());
+        all.push_back(k);
+      }
+  for (const char* dtype : {"f32", "f64"})
+    for (const testing::MultiStageCase& c : testing::multiStageCases(dtype))
+      for (CudaKernel& k : generateMultiStage(c)) {
         k.name = fmt::format("{}_{}_{}", c.name, dtype, all.size());
         all.push_back(k);
       }

@@ -4,8 +4,9 @@
 // tests (deterministic source, NVRTC compiles it) and the GPU tests (the kernel
 // computes what the CPU interpreter computes): chains with broadcasts, every
 // elementwise op, casts, integer ops, each reduction over trailing, leading,
-// middle and all axes, layernorm, softmax, sibling reductions. Graph texts spell
-// the float type `$T`; kernelCases() fills it in.
+// middle and all axes, layernorm, softmax, sibling reductions; and whole graphs of
+// several reduction stages as one kernel (multiStageCases). Graph texts spell the
+// float type `$T`; kernelCases() fills it in.
 //
 // Parameter names choose the random inputs the GPU tests feed (see inputKind).
 //
@@ -18,7 +19,9 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace graphc::testing {
@@ -272,6 +275,129 @@ inline std::vector<KernelCase> kernelCases(llvm::StringRef dtype) {
   return %s
 })");
   return cases;
+}
+
+/// A graph whose whole body is one kernel of several reduction stages (see
+/// wholeKernel), with the stage count and launch form its kernel should have.
+struct MultiStageCase {
+  std::string name;
+  std::string text;
+  int stages;
+  const char* launch; ///< codegen::launchName of the kernel's launch form
+};
+
+/// Layernorm over axis `axis` (0 or 1) of $T[rows,cols]: mean, then variance (two
+/// stages), then (x - m) * rsqrt(v + eps) * g + b.
+inline std::string layernormText(int64_t rows, int64_t cols, int axis) {
+  std::string x = fmt::format("{},{}", rows, cols);
+  std::string m = axis == 1 ? fmt::format("{},1", rows) : fmt::format("1,{}", cols);
+  std::string g = axis == 1 ? fmt::format("{}", cols) : fmt::format("{},1", rows);
+  return fmt::format(R"(graph @ln(%x: $T[{0}], %g: $T[{2}], %b: $T[{2}]) {{
+  %m = mean %x {{axes=[{3}], keepdims}}
+  %mb = broadcast_to %m {{shape=[{0}]}}
+  %xc = sub %x, %mb
+  %sq = square %xc
+  %v = mean %sq {{axes=[{3}], keepdims}}
+  %eps = full {{value=0.00001}} : $T[{1}]
+  %ve = add %v, %eps
+  %rs = rsqrt %ve
+  %rsb = broadcast_to %rs {{shape=[{0}]}}
+  %n = mul %xc, %rsb
+  %gb = broadcast_to %g {{shape=[{0}]}}
+  %bb = broadcast_to %b {{shape=[{0}]}}
+  %s = mul %n, %gb
+  %out = add %s, %bb
+  return %out
+}})",
+                     x, m, g, axis);
+}
+
+/// Softmax over the rows of $T[rows,cols]: the max, then the sum of exponentials.
+inline std::string softmaxText(int64_t rows, int64_t cols) {
+  return fmt::format(R"(graph @sm(%x: $T[{0},{1}]) {{
+  %m = max %x {{axes=[1], keepdims}}
+  %mb = broadcast_to %m {{shape=[{0},{1}]}}
+  %d = sub %x, %mb
+  %e = exp %d
+  %s = sum %e {{axes=[1], keepdims}}
+  %sb = broadcast_to %s {{shape=[{0},{1}]}}
+  %y = div %e, %sb
+  return %y
+}})",
+                     rows, cols);
+}
+
+/// Three stages over the rows of $T[rows,cols]: the mean; the variance and the
+/// largest deviation (siblings); the kurtosis of the standardized row. Domain and
+/// reduced outputs of different stages.
+inline std::string threeStageText(int64_t rows, int64_t cols) {
+  return fmt::format(R"(graph @three(%x: $T[{0},{1}]) {{
+  %m = mean %x {{axes=[1], keepdims}}
+  %mb = broadcast_to %m {{shape=[{0},{1}]}}
+  %d = sub %x, %mb
+  %q = square %d
+  %v = mean %q {{axes=[1], keepdims}}
+  %ad = abs %d
+  %a = max %ad {{axes=[1], keepdims}}
+  %eps = full {{value=0.00001}} : $T[{0},1]
+  %ve = add %v, %eps
+  %rs = rsqrt %ve
+  %rsb = broadcast_to %rs {{shape=[{0},{1}]}}
+  %z = mul %d, %rsb
+  %z2 = square %z
+  %z4 = square %z2
+  %k = mean %z4 {{axes=[1], keepdims}}
+  %r = div %k, %a
+  %rb = broadcast_to %r {{shape=[{0},{1}]}}
+  %out = mul %z, %rb
+  return %out, %r, %v
+}})",
+                     rows, cols);
+}
+
+/// The multi-stage cases, with floats of type `dtype`: every launch form.
+inline std::vector<MultiStageCase> multiStageCases(llvm::StringRef dtype) {
+  std::vector<MultiStageCase> cases;
+  auto add = [&](std::string name, const std::string& text, int stages, const char* launch) {
+    cases.push_back({std::move(name), withType(text, dtype), stages, launch});
+  };
+  add("layernorm_37", layernormText(64, 37, 1), 2, "warp-per-segment");
+  add("layernorm_1000", layernormText(40, 1000, 1), 2, "warp-per-segment");
+  add("layernorm_5000", layernormText(13, 5000, 1), 2, "block-per-segment");
+  add("layernorm_20000", layernormText(3, 20000, 1), 2, "block-per-segment");
+  add("layernorm_short_rows", layernormText(100, 8, 1), 2, "thread-per-segment");
+  add("layernorm_columns", layernormText(300, 67, 0), 2, "thread-per-segment");
+  add("softmax_70", softmaxText(50, 70), 2, "warp-per-segment");
+  add("softmax_3000", softmaxText(7, 3000), 2, "block-per-segment");
+  add("softmax_short_rows", softmaxText(90, 5), 2, "thread-per-segment");
+  add("three_stages_500", threeStageText(20, 500), 3, "warp-per-segment");
+  add("three_stages_4100", threeStageText(5, 4100), 3, "block-per-segment");
+  add("three_stages_short_rows", threeStageText(70, 12), 3, "thread-per-segment");
+  return cases;
+}
+
+/// The kernel of every node of `g` that its outputs need, sources aside (they
+/// become inputs), in graph order, writing `g`'s outputs: a whole layernorm as one
+/// kernel, whether or not passes/Fusion groups it so.
+inline std::variant<codegen::Kernel, std::string> wholeKernel(const ir::Graph& g) {
+  std::vector<const ir::Node*> work;
+  for (ir::Value v : g.outputs())
+    work.push_back(v.node);
+  std::set<const ir::Node*> seen;
+  while (!work.empty()) {
+    const ir::Node* n = work.back();
+    work.pop_back();
+    if (!seen.insert(n).second)
+      continue;
+    for (ir::Value v : n->operands())
+      work.push_back(v.node);
+  }
+  std::vector<const ir::Node*> nodes;
+  for (const ir::Node* n : g.nodes())
+    if (seen.count(n) && n->kind() != ir::OpKind::Source)
+      nodes.push_back(n);
+  return codegen::buildKernel(nodes,
+                              std::vector<ir::Value>(g.outputs().begin(), g.outputs().end()));
 }
 
 /// The kernels of `g`'s lowered program that build (kernel steps that are not a

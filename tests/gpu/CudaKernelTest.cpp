@@ -4,8 +4,10 @@
 // CudaFusedKernel on random inputs and compared with the CPU interpreter
 // (runtime/cpu/FusedKernel.h) on the same inputs: integers, bools and argmax
 // positions exactly, floats within a few ulp (CUDA's math functions are not the
-// C library's). Also a 16M-element chain, in-place outputs, the error word, and the
-// kernel cache (memory, disk, corrupted disk entries, parallel compilation).
+// C library's). Also kernels of several reduction stages (whole layernorms,
+// softmaxes; on their own grid and on a grid of two blocks), a 16M-element chain,
+// in-place outputs, the error word, and the kernel cache (memory, disk, corrupted
+// disk entries, parallel compilation).
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestUtil.h"
@@ -261,6 +263,98 @@ TEST(CudaKernel, EveryCaseMatchesTheCpu) {
       failed += !expectSameAsCpu(kernels[i].second, kernels[i].first, 100 + i);
     EXPECT_EQ(failed, 0) << "of " << kernels.size() << " " << dtype << " kernels";
   }
+}
+
+/// The one kernel of multi-stage case `c` (the graph lives to the end of the tests).
+Kernel multiStageKernel(const testing::MultiStageCase& c) {
+  auto k = testing::wholeKernel(parsed(c.text, c.name));
+  if (auto* why = std::get_if<std::string>(&k))
+    throw Error(c.name + ": " + *why);
+  return std::get<Kernel>(std::move(k));
+}
+
+TEST(CudaKernel, MultiStageKernelsMatchTheCpu) {
+  GRAPHC_REQUIRE_GPU();
+  for (const char* dtype : {"f32", "f64"}) {
+    std::vector<std::pair<std::string, Kernel>> kernels;
+    for (const testing::MultiStageCase& c : testing::multiStageCases(dtype)) {
+      kernels.emplace_back(fmt::format("{} {}", c.name, dtype), multiStageKernel(c));
+      EXPECT_EQ(kernels.back().second.stages(), c.stages) << c.name;
+    }
+    std::vector<codegen::CudaKernel> sources;
+    for (const auto& [name, k] : kernels)
+      sources.push_back(codegen::emitCuda(k, "graphc_kernel"));
+    KernelCache::global().compileAll(sources);
+    int failed = 0;
+    for (size_t i = 0; i < kernels.size(); ++i)
+      failed += !expectSameAsCpu(kernels[i].second, kernels[i].first, 500 + i);
+    EXPECT_EQ(failed, 0) << "of " << kernels.size() << " " << dtype << " kernels";
+  }
+  // The domain output over the input every stage reads.
+  for (const testing::MultiStageCase& c : testing::multiStageCases("f32")) {
+    if (c.name == "layernorm_5000" || c.name == "layernorm_1000" ||
+        c.name == "softmax_short_rows") {
+      EXPECT_TRUE(
+          expectSameAsCpu(multiStageKernel(c), c.name + " in place", 11, Placement::InPlace));
+    }
+  }
+}
+
+/// Runs `k` with its own grid and with `grid` blocks (each block then walks several
+/// segments, reusing its shared memory) on the same inputs; true when every output
+/// is bitwise the same.
+bool sameWithGrid(const Kernel& k, unsigned grid, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<DeviceBuffer> in;
+  std::vector<const void*> inPtrs;
+  for (const ir::Value& v : k.inputs) {
+    HostArray a = randomArray(v.type(), 'x', rng);
+    in.emplace_back(a.bytes());
+    GRAPHC_CUDA_CHECK(cudaMemcpy(in.back().p, a.data(), a.bytes(), cudaMemcpyHostToDevice));
+    inPtrs.push_back(in.back().p);
+  }
+  CudaFusedKernel gpu(k);
+  std::vector<std::vector<char>> results[2];
+  for (int run = 0; run < 2; ++run) {
+    std::vector<DeviceBuffer> out;
+    std::vector<void*> outPtrs;
+    std::vector<size_t> bytes;
+    for (const codegen::KernelOutput& o : k.outputs) {
+      bytes.push_back(o.value.type().numel() * ir::dtypeSize(k.insts[o.inst].dtype));
+      out.emplace_back(bytes.back());
+      GRAPHC_CUDA_CHECK(cudaMemset(out.back().p, 0xff, bytes.back()));
+      outPtrs.push_back(out.back().p);
+    }
+    if (run == 0) {
+      gpu.launch(inPtrs, outPtrs, nullptr);
+    } else {
+      llvm::SmallVector<void*, 16> args;
+      for (const void*& p : inPtrs)
+        args.push_back(&p);
+      for (void*& p : outPtrs)
+        args.push_back(&p);
+      cuda::LaunchConfig config;
+      config.grid = dim3(grid);
+      config.block = dim3(gpu.cuda().blockSize);
+      KernelCache::global().get(gpu.cuda())->kernel.launch(config, args);
+    }
+    GRAPHC_CUDA_CHECK(cudaDeviceSynchronize());
+    for (size_t o = 0; o < out.size(); ++o) {
+      results[run].emplace_back(bytes[o]);
+      GRAPHC_CUDA_CHECK(
+          cudaMemcpy(results[run].back().data(), out[o].p, bytes[o], cudaMemcpyDeviceToHost));
+    }
+  }
+  return results[0] == results[1];
+}
+
+TEST(CudaKernel, MultiStageKernelsOnASmallGrid) {
+  GRAPHC_REQUIRE_GPU();
+  for (const char* dtype : {"f32", "f64"})
+    for (const testing::MultiStageCase& c : testing::multiStageCases(dtype)) {
+      Kernel k = multiStageKernel(c);
+      EXPECT_TRUE(sameWithGrid(k, 2, 600)) << c.name << " " << dtype;
+    }
 }
 
 TEST(CudaKernel, ChainOf16MElements) {

@@ -110,6 +110,10 @@ private:
   }
 
   int add(Inst inst) {
+    for (int a : inst.args)
+      inst.stage = std::max(inst.stage, k_.insts[a].stage);
+    if (inst.kind == Inst::Kind::Reduce)
+      ++inst.stage;
     k_.insts.push_back(std::move(inst));
     return static_cast<int>(k_.insts.size()) - 1;
   }
@@ -198,6 +202,9 @@ private:
       seg.args.push_back(emit(v, Space::Reduced, Map::identity(shape.size())));
       return add(std::move(seg));
     }
+    Map identity = Map::identity(shape.size());
+    if (am.key() != identity.key()) // one accumulator however the reduced value is reached
+      return emit(v, Space::Reduced, identity);
     Inst r{Inst::Kind::Reduce, Space::Reduced, v.type().dtype, v.node};
     r.args.push_back(emit(v.node->operand(0), Space::Domain, Map::identity(k_.domain.size())));
     return add(std::move(r));
@@ -232,6 +239,13 @@ ir::Shape denseStrides(llvm::ArrayRef<int64_t> shape) {
   for (size_t i = shape.size(); i-- > 1;)
     strides[i - 1] = strides[i] * shape[i];
   return strides;
+}
+
+int Kernel::stages() const {
+  int n = 0;
+  for (const Inst& inst : insts)
+    n = std::max(n, inst.stage);
+  return n;
 }
 
 int64_t Kernel::segmentSize() const {

@@ -5,10 +5,12 @@
 // iteration space. The CPU backend interprets it over blocks of points
 // (runtime/cpu/FusedKernel.cpp); the CUDA code generator prints it as a kernel body.
 //
-// Spaces. Without a reduction a kernel has one space, the domain. With a reduction
-// stage it has two: the domain (the reductions' input shape), walked segment by
-// segment, and the reduced space (the reductions' result shape), one point per
-// segment. Every instruction lives in one space.
+// Spaces. Without a reduction a kernel has one space, the domain. With reductions
+// it has two: the domain (the reductions' input shape), walked segment by segment,
+// and the reduced space (the reductions' result shape), one point per segment.
+// Every instruction lives in one space. Reductions come in stages: a reduction
+// whose operand reads another's value at the segment (the variance after the mean)
+// is one stage later, and a backend walks each segment once per stage.
 //
 // Index maps. broadcast_to and reshape generate no instruction: they become the
 // affine index maps of the loads below them. At point p of its space a load reads
@@ -55,6 +57,9 @@ struct Inst {
   std::vector<int> args;        ///< earlier instructions
   int input = -1;               ///< Load: position in Kernel::inputs
   ir::Shape strides;            ///< Load: one per axis of the space
+  /// The reduction stage the value waits for: 0 for values of the inputs alone; a
+  /// Reduce is one stage after its operand; others take their operands' highest.
+  int stage = 0;
 };
 
 /// A value the kernel writes: element p of its space at flat position p.
@@ -78,6 +83,8 @@ struct Kernel {
   std::vector<KernelOutput> outputs;
 
   bool hasReduction() const { return reduces; }
+  /// The number of reduction stages (layernorm's variance waits for its mean: 2).
+  int stages() const;
   /// The shape of a space.
   const ir::Shape& shape(Space s) const { return s == Space::Domain ? domain : reducedShape; }
   /// Elements per segment (1 without a reduction).

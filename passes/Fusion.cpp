@@ -4,8 +4,9 @@
 // first: each fusible node joins the group of one of its users when canFuse allows
 // it and the policy scores it best, or starts a group. Walking backwards lets a
 // reduction claim its elementwise producers (prologue) and lets a reduction join the
-// group of its elementwise users (epilogue) only while that group has no reduction
-// stage of its own. Phase 2 merges groups whose reduction stages are siblings. The
+// group of its elementwise users (epilogue); a group that reduces already takes it
+// as a sibling or as an earlier stage over the same domain and axes (layernorm's
+// mean before its variance). Phase 2 merges groups whose reductions are siblings. The
 // groups and library calls are then put in a topological order and numbered.
 //
 //===----------------------------------------------------------------------===//
@@ -57,21 +58,37 @@ std::string roleObstacle(const Node& n) {
   }
 }
 
+/// May the members of `g` that use reduction `r` read its value back on the domain,
+/// segment by segment? Only through keepdims and broadcast_to, no reshape.
+FusionDecision canBroadcastBack(const Node& r, const FusionGroup& g, const FusionState& state) {
+  if (r.operand(0).type().shape == r.type().shape)
+    return FusionDecision::yes();
+  if (!r.attrs().flag("keepdims"))
+    return FusionDecision::no("the reduction drops its axes (no keepdims): its epilogue cannot "
+                              "broadcast it back segment by segment");
+  for (const Node* m : g.nodes)
+    if (m->op() == Op::Reshape && state.reaches(r, *m))
+      return FusionDecision::no(
+          fmt::format("{} reshapes the reduced value before the epilogue", state.name(*m)));
+  return FusionDecision::yes();
+}
+
 /// The checks a reduction `r` joining group `id` needs beyond the common ones.
 FusionDecision canJoinAsReduction(const Node& r, int id, const FusionState& state) {
   const FusionGroup& g = state.group(id);
   const ir::TensorType& in = r.operand(0).type();
   if (!g.reductions.empty()) {
     const Node& stage = *g.reductions.front();
-    for (const Node* s : g.reductions)
-      if (state.reaches(r, *s))
-        return FusionDecision::no(fmt::format(
-            "the group already reduces ({}), which depends on it: one reduction stage per group",
-            state.name(*s)));
     if (!sameReduction(r, stage))
       return FusionDecision::no(
           fmt::format("the group's reduction stage ({}) reduces another shape or other axes",
                       state.name(stage)));
+    // An earlier stage (the mean before the variance): the later one reads its value
+    // broadcast back along the reduced axes, at the same segment.
+    bool earlier = std::any_of(g.reductions.begin(), g.reductions.end(),
+                               [&](const Node* s) { return state.reaches(r, *s); });
+    if (earlier)
+      return canBroadcastBack(r, g, state);
     return FusionDecision::yes();
   }
   if (g.domain != in.shape && g.domain != r.type().shape)
@@ -79,15 +96,8 @@ FusionDecision canJoinAsReduction(const Node& r, int id, const FusionState& stat
         fmt::format("the group iterates over {}, neither the reduction's input nor its result "
                     "shape",
                     ir::shapeString(g.domain)));
-  if (g.domain == in.shape && in.shape != r.type().shape) {
-    if (!r.attrs().flag("keepdims"))
-      return FusionDecision::no("the reduction drops its axes (no keepdims): its epilogue cannot "
-                                "broadcast it back segment by segment");
-    for (const Node* m : g.nodes)
-      if (m->op() == Op::Reshape && state.reaches(r, *m))
-        return FusionDecision::no(
-            fmt::format("{} reshapes the reduced value before the epilogue", state.name(*m)));
-  }
+  if (g.domain == in.shape && in.shape != r.type().shape)
+    return canBroadcastBack(r, g, state);
   return FusionDecision::yes();
 }
 

@@ -9,12 +9,14 @@
 //  - Members are elementwise ops, broadcast_to, reshape (a pure relabeling: arrays are
 //    dense and row-major, so it keeps the flat index) and reductions. Every other
 //    data-movement op (transpose, slice, concat, diag, triu, ...) is a group alone.
-//  - A group has at most one reduction stage: one or more sibling reductions with the
-//    same input shape (the group's domain), axes and keepdims, none feeding another.
-//    Members upstream of the stage are its prologue; members downstream run on the
+//  - The reductions of a group have the same input shape (the group's domain), axes
+//    and keepdims. They come in stages: siblings share one; a reduction whose operand
+//    reads another's value, broadcast back along the reduced axes (keepdims, no
+//    reshape), is a later stage (layernorm's variance after its mean). Members
+//    upstream of the reductions are the prologue; members downstream run on the
 //    reduced shape or, after broadcasting back, on the domain: the epilogue. A kernel
-//    therefore walks the domain segment by segment (a row, for a last-axis reduction),
-//    reduces the segment, then writes the segment's epilogue.
+//    therefore walks the domain segment by segment (a row, for a last-axis
+//    reduction), reduces the segment once per stage, then writes its epilogue.
 //  - Without a reduction the domain is the shape of the group's last node.
 //  - Every value the group writes (a group output) has the domain's or the reduced
 //    shape's element count, so no output is written redundantly.
@@ -61,10 +63,10 @@ struct FusionDecision {
   explicit operator bool() const { return legal; }
 };
 
-/// A kernel group: member nodes in topological order and its reduction stage.
+/// A kernel group: member nodes in topological order and its reductions.
 struct FusionGroup {
   std::vector<const ir::Node*> nodes;
-  std::vector<const ir::Node*> reductions; ///< the reduction stage; empty if none
+  std::vector<const ir::Node*> reductions; ///< every stage's; empty if none
   ir::Shape domain;                        ///< the shape a kernel iterates over
 };
 

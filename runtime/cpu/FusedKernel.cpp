@@ -107,14 +107,15 @@ FusedKernel::FusedKernel(codegen::Kernel kernel) : k_(std::move(kernel)) {
   size_t n = k_.insts.size();
   for (const Inst& inst : k_.insts)
     steps_.push_back(inst.node ? Step::of(*inst.node) : Step{});
-  forReductions_.assign(n, false);
   forDomainOutputs_.assign(n, false);
-  forReducedOutputs_.assign(n, false);
+  forStage_.assign(k_.stages(), std::vector<bool>(n, false));
+  reducedAtStage_ = forStage_;
   for (size_t i = 0; i < n; ++i) {
-    if (k_.insts[i].space == Space::Reduced)
-      forReducedOutputs_[i] = true;
-    if (k_.insts[i].kind == Inst::Kind::Reduce)
-      markNeeded(k_, k_.insts[i].args[0], forReductions_);
+    const Inst& inst = k_.insts[i];
+    if (inst.space == Space::Reduced) // stage-0 values (loads) with the first stage's
+      reducedAtStage_[std::max(inst.stage, 1) - 1][i] = true;
+    if (inst.kind == Inst::Kind::Reduce)
+      markNeeded(k_, inst.args[0], forStage_[inst.stage - 1]);
   }
   for (const codegen::KernelOutput& o : k_.outputs)
     if (o.space == Space::Domain)
@@ -178,14 +179,15 @@ void FusedKernel::evaluate(Scratch& sc, Space space, const std::vector<bool>& ne
   }
 }
 
-void FusedKernel::accumulate(Scratch& sc, int64_t start, int64_t n, int64_t firstSegment) const {
+void FusedKernel::accumulate(Scratch& sc, int stage, int64_t start, int64_t n,
+                             int64_t firstSegment) const {
   affineOffsets(k_.domain, segmentStrides_, start, n, sc.segment.data());
   affineOffsets(k_.domain, positionStrides_, start, n, sc.position.data());
   const int64_t* seg = sc.segment.data();
   const int64_t* pos = sc.position.data();
   for (size_t r = 0; r < k_.insts.size(); ++r) {
     const Inst& inst = k_.insts[r];
-    if (inst.kind != Inst::Kind::Reduce)
+    if (inst.kind != Inst::Kind::Reduce || inst.stage != stage)
       continue;
     const Step& s = steps_[r];
     Scratch::Accumulator& acc = sc.acc[r];
@@ -217,11 +219,11 @@ void FusedKernel::accumulate(Scratch& sc, int64_t start, int64_t n, int64_t firs
   }
 }
 
-void FusedKernel::finishReductions(Scratch& sc, int64_t segments) const {
+void FusedKernel::finishReductions(Scratch& sc, int stage, int64_t segments) const {
   double count = static_cast<double>(k_.segmentSize());
   for (size_t r = 0; r < k_.insts.size(); ++r) {
     const Inst& inst = k_.insts[r];
-    if (inst.kind != Inst::Kind::Reduce)
+    if (inst.kind != Inst::Kind::Reduce || inst.stage != stage)
       continue;
     const Scratch::Accumulator& acc = sc.acc[r];
     Op op = inst.node->op();
@@ -308,12 +310,14 @@ void FusedKernel::run(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> 
     }
     int64_t from = k_.segmentsContiguous() ? first * length : 0;
     int64_t to = k_.segmentsContiguous() ? (first + count) * length : domainSize;
-    blocks(from, to, [&](int64_t start, int64_t n) {
-      evaluate(sc, Space::Domain, forReductions_, start, n, first);
-      accumulate(sc, start, n, first);
-    });
-    finishReductions(sc, count);
-    evaluate(sc, Space::Reduced, forReducedOutputs_, first, count, first);
+    for (int stage = 1; stage <= k_.stages(); ++stage) {
+      blocks(from, to, [&](int64_t start, int64_t n) {
+        evaluate(sc, Space::Domain, forStage_[stage - 1], start, n, first);
+        accumulate(sc, stage, start, n, first);
+      });
+      finishReductions(sc, stage, count);
+      evaluate(sc, Space::Reduced, reducedAtStage_[stage - 1], first, count, first);
+    }
     if (domainOutputs)
       blocks(from, to, [&](int64_t start, int64_t n) {
         evaluate(sc, Space::Domain, forDomainOutputs_, start, n, first);

@@ -3,9 +3,10 @@
 // Internal to the cpu backend. Interprets a codegen::Kernel over blocks of points:
 // each instruction runs as one typed loop over a block (a few thousand elements),
 // so a group's intermediate values stay in the cache and its inputs and outputs
-// cross memory once. A kernel with a reduction walks the domain a chunk of
-// segments at a time: reduce the chunk, evaluate the reduced-space instructions,
-// then write the chunk's domain outputs while its data is still in the cache.
+// cross memory once. A kernel with reductions walks the domain a chunk of segments
+// at a time: for each stage, reduce the chunk and evaluate that stage's
+// reduced-space instructions; then write the chunk's domain outputs while its data
+// is still in the cache.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -35,15 +36,17 @@ private:
   /// `start` (flat, in that space), reading segment values from chunk `firstSegment`.
   void evaluate(Scratch& sc, codegen::Space space, const std::vector<bool>& needed, int64_t start,
                 int64_t n, int64_t firstSegment) const;
-  void accumulate(Scratch& sc, int64_t start, int64_t n, int64_t firstSegment) const;
-  void finishReductions(Scratch& sc, int64_t segments) const;
+  /// Adds the `n` domain points from `start` to the reductions of `stage`.
+  void accumulate(Scratch& sc, int stage, int64_t start, int64_t n, int64_t firstSegment) const;
+  void finishReductions(Scratch& sc, int stage, int64_t segments) const;
   void writeOutputs(Scratch& sc, codegen::Space space, int64_t start, int64_t n) const;
 
   codegen::Kernel k_;
   std::vector<Step> steps_;                 ///< per instruction, for ops and errors
-  std::vector<bool> forReductions_;         ///< domain instructions the reductions read
+  /// Per stage (from 1): the domain instructions its reductions read, and the
+  /// reduced-space instructions computed once its reductions are done.
+  std::vector<std::vector<bool>> forStage_, reducedAtStage_;
   std::vector<bool> forDomainOutputs_;      ///< domain instructions the domain outputs read
-  std::vector<bool> forReducedOutputs_;     ///< reduced-space instructions
   ir::Shape segmentStrides_, positionStrides_; ///< domain point -> segment, position in it
 };
 

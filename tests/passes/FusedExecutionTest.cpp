@@ -148,6 +148,44 @@ graph @long(%x: f32[3,5000]) {
   }
 }
 
+/// Reductions in stages, each one kernel: the segment is walked once per stage.
+TEST(FusedExecution, ReductionStages) {
+  const char* text = R"(
+graph @softmax_then_mean(%x: f64[6,50]) {
+  %m = max %x {axes=[1], keepdims}
+  %mb = broadcast_to %m {shape=[6,50]}
+  %d = sub %x, %mb
+  %e = exp %d
+  %s = sum %e {axes=[1], keepdims}
+  %sb = broadcast_to %s {shape=[6,50]}
+  %p = div %e, %sb
+  %q = mul %p, %x
+  %t = sum %q {axes=[1], keepdims}
+  %tb = broadcast_to %t {shape=[6,50]}
+  %y = sub %x, %tb
+  return %y, %p
+}
+graph @columns(%x: f32[40,7]) {
+  %m = mean %x {axes=[0], keepdims}
+  %mb = broadcast_to %m {shape=[40,7]}
+  %c = sub %x, %mb
+  %q = square %c
+  %v = mean %q {axes=[0], keepdims}
+  %vb = broadcast_to %v {shape=[40,7]}
+  %z = div %c, %vb
+  return %z, %v
+}
+)";
+  ir::Module m = ir::parseModule(text, "stages");
+  for (size_t i = 0; i < m.graphs.size(); ++i) {
+    expectSameAsUnfused(*m.graphs[i], 60 + i);
+    EXPECT_EQ(kernelSteps(*m.graphs[i]), std::make_pair(1, 0)) << m.graphs[i]->name();
+  }
+  passes::Program p = passes::lowerToProgram(*m.graphs[0]);
+  auto k = std::get<codegen::Kernel>(codegen::buildKernel(p.steps()[0].nodes, p.steps()[0].outputs));
+  EXPECT_EQ(k.stages(), 3); // max, then the sum of exp, then the weighted sum
+}
+
 TEST(FusedExecution, EmptyReductionFailsLikeTheUnfusedOne) {
   auto g = ir::parseGraph(R"(
 graph @empty(%x: f64[4,0]) {

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
+#include <thread>
 
 namespace graphc::cpu {
 
@@ -69,6 +71,42 @@ void gather(const void* src, const int64_t* index, int64_t n, int64_t size, void
     typed(uint8_t{});
 }
 
+/// Points below which a kernel runs on the calling thread alone.
+constexpr int64_t kParallelPoints = int64_t{1} << 18;
+
+/// f(start, n) for the blocks of [from, to).
+template <typename F> void forBlocks(int64_t from, int64_t to, F&& f) {
+  for (int64_t start = from; start < to; start += kBlock)
+    f(start, std::min(kBlock, to - start));
+}
+
+/// f(begin, end) on contiguous parts of [0, units), one per hardware thread when
+/// `points` pay for the threads; rethrows the first part's error. Parts are
+/// independent (disjoint outputs, each segment reduced by one thread in order), so
+/// results do not depend on the number of threads.
+template <typename F> void parallelFor(int64_t units, int64_t points, F&& f) {
+  int64_t threads = points < kParallelPoints
+                        ? 1
+                        : std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()), units);
+  if (threads <= 1)
+    return f(0, units);
+  std::vector<std::exception_ptr> errors(threads);
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        f(units * t / threads, units * (t + 1) / threads);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  for (std::thread& th : pool)
+    th.join();
+  for (const std::exception_ptr& e : errors)
+    if (e)
+      std::rethrow_exception(e);
+}
+
 bool needsElements(Op op) {
   return op != Op::Sum && op != Op::Prod;
 }
@@ -118,8 +156,10 @@ FusedKernel::FusedKernel(codegen::Kernel kernel) : k_(std::move(kernel)) {
       markNeeded(k_, inst.args[0], forStage_[inst.stage - 1]);
   }
   for (const codegen::KernelOutput& o : k_.outputs)
-    if (o.space == Space::Domain)
+    if (o.space == Space::Domain) {
       markNeeded(k_, o.inst, forDomainOutputs_);
+      hasDomainOutputs_ = true;
+    }
   if (k_.hasReduction()) {
     segmentStrides_ = k_.segmentStrides();
     // The position within a segment: C order over the reduced axes.
@@ -260,16 +300,11 @@ void FusedKernel::writeOutputs(Scratch& sc, Space space, int64_t start, int64_t 
     }
 }
 
-void FusedKernel::run(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs) const {
+FusedKernel::Scratch FusedKernel::newScratch(llvm::ArrayRef<const void*> inputs,
+                                             llvm::ArrayRef<void*> outputs, int64_t chunk) const {
   Scratch sc;
   sc.inputs = inputs;
   sc.outputs = outputs;
-  int64_t domainSize = ir::numElements(k_.domain);
-  int64_t segments = k_.hasReduction() ? ir::numElements(k_.reducedShape) : 0;
-  int64_t length = k_.segmentSize();
-  int64_t chunk = !k_.hasReduction()     ? 0
-                  : k_.segmentsContiguous() ? std::max<int64_t>(1, kBlock / std::max<int64_t>(length, 1))
-                                          : segments;
   sc.buffers.resize(k_.insts.size());
   for (size_t i = 0; i < k_.insts.size(); ++i) {
     int64_t points = k_.insts[i].space == Space::Domain ? kBlock : chunk;
@@ -279,53 +314,68 @@ void FusedKernel::run(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> 
   sc.offsets.resize(std::max(kBlock, chunk));
   sc.segment.resize(kBlock);
   sc.position.resize(kBlock);
+  sc.acc.resize(k_.insts.size());
+  return sc;
+}
 
-  auto blocks = [&](int64_t from, int64_t to, auto&& f) {
-    for (int64_t start = from; start < to; start += kBlock)
-      f(start, std::min(kBlock, to - start));
-  };
-  if (!k_.hasReduction()) {
-    blocks(0, domainSize, [&](int64_t start, int64_t n) {
-      evaluate(sc, Space::Domain, forDomainOutputs_, start, n, 0);
+void FusedKernel::runChunk(Scratch& sc, int64_t first, int64_t count) const {
+  int64_t length = k_.segmentSize();
+  for (size_t i = 0; i < k_.insts.size(); ++i) {
+    if (k_.insts[i].kind != Inst::Kind::Reduce)
+      continue;
+    bool product = k_.insts[i].node->op() == Op::Prod;
+    sc.acc[i].f.assign(count, product ? 1.0 : 0.0);
+    sc.acc[i].i.assign(count, product ? 1 : 0);
+    sc.acc[i].best.assign(count, 0);
+    sc.acc[i].seen.assign(count, 0);
+  }
+  bool contiguous = k_.segmentsContiguous();
+  int64_t from = contiguous ? first * length : 0;
+  int64_t to = contiguous ? (first + count) * length : ir::numElements(k_.domain);
+  for (int stage = 1; stage <= k_.stages(); ++stage) {
+    forBlocks(from, to, [&](int64_t start, int64_t n) {
+      evaluate(sc, Space::Domain, forStage_[stage - 1], start, n, first);
+      accumulate(sc, stage, start, n, first);
+    });
+    finishReductions(sc, stage, count);
+    evaluate(sc, Space::Reduced, reducedAtStage_[stage - 1], first, count, first);
+  }
+  if (hasDomainOutputs_)
+    forBlocks(from, to, [&](int64_t start, int64_t n) {
+      evaluate(sc, Space::Domain, forDomainOutputs_, start, n, first);
       writeOutputs(sc, Space::Domain, start, n);
+    });
+  // Last: the domain pass may still read an input a reduced output replaces.
+  writeOutputs(sc, Space::Reduced, first, count);
+}
+
+void FusedKernel::run(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs) const {
+  int64_t domainSize = ir::numElements(k_.domain);
+  if (!k_.hasReduction()) {
+    int64_t blocks = (domainSize + kBlock - 1) / kBlock;
+    parallelFor(blocks, domainSize, [&](int64_t begin, int64_t end) {
+      Scratch sc = newScratch(inputs, outputs, 0);
+      forBlocks(begin * kBlock, std::min(end * kBlock, domainSize), [&](int64_t start, int64_t n) {
+        evaluate(sc, Space::Domain, forDomainOutputs_, start, n, 0);
+        writeOutputs(sc, Space::Domain, start, n);
+      });
     });
     return;
   }
-  sc.acc.resize(k_.insts.size());
+  int64_t segments = ir::numElements(k_.reducedShape), length = k_.segmentSize();
   for (size_t i = 0; i < k_.insts.size(); ++i)
     if (k_.insts[i].kind == Inst::Kind::Reduce && length == 0 && needsElements(k_.insts[i].node->op()))
       failEmptyReduction(steps_[i], k_.insts[i].node->operand(0).type());
-  bool domainOutputs = std::any_of(k_.outputs.begin(), k_.outputs.end(),
-                                   [](const auto& o) { return o.space == Space::Domain; });
-  for (int64_t first = 0; first < segments; first += chunk) {
-    int64_t count = std::min(chunk, segments - first);
-    for (size_t i = 0; i < k_.insts.size(); ++i) {
-      if (k_.insts[i].kind != Inst::Kind::Reduce)
-        continue;
-      bool product = k_.insts[i].node->op() == Op::Prod;
-      sc.acc[i].f.assign(count, product ? 1.0 : 0.0);
-      sc.acc[i].i.assign(count, product ? 1 : 0);
-      sc.acc[i].best.assign(count, 0);
-      sc.acc[i].seen.assign(count, 0);
-    }
-    int64_t from = k_.segmentsContiguous() ? first * length : 0;
-    int64_t to = k_.segmentsContiguous() ? (first + count) * length : domainSize;
-    for (int stage = 1; stage <= k_.stages(); ++stage) {
-      blocks(from, to, [&](int64_t start, int64_t n) {
-        evaluate(sc, Space::Domain, forStage_[stage - 1], start, n, first);
-        accumulate(sc, stage, start, n, first);
-      });
-      finishReductions(sc, stage, count);
-      evaluate(sc, Space::Reduced, reducedAtStage_[stage - 1], first, count, first);
-    }
-    if (domainOutputs)
-      blocks(from, to, [&](int64_t start, int64_t n) {
-        evaluate(sc, Space::Domain, forDomainOutputs_, start, n, first);
-        writeOutputs(sc, Space::Domain, start, n);
-      });
-    // Last: the domain pass may still read an input a reduced output replaces.
-    writeOutputs(sc, Space::Reduced, first, count);
-  }
+  // Chunks of about a block of points when segments are contiguous ranges; otherwise
+  // every segment interleaves with the others: one chunk.
+  int64_t chunk = k_.segmentsContiguous() ? std::max<int64_t>(1, kBlock / std::max<int64_t>(length, 1))
+                                          : std::max<int64_t>(segments, 1);
+  int64_t chunks = (segments + chunk - 1) / chunk;
+  parallelFor(chunks, domainSize, [&](int64_t begin, int64_t end) {
+    Scratch sc = newScratch(inputs, outputs, chunk);
+    for (int64_t c = begin; c < end; ++c)
+      runChunk(sc, c * chunk, std::min(chunk, segments - c * chunk));
+  });
 }
 
 } // namespace graphc::cpu

@@ -27,7 +27,9 @@ public:
 
   /// Runs the kernel: `inputs` are dense arrays of the kernel's input types,
   /// `outputs` dense buffers of its outputs' types. An output may be the buffer of
-  /// an input of the same size (in place). Thread-safe: all scratch is per call.
+  /// an input of the same size (in place). Large kernels split their blocks (or
+  /// chunks of segments) over the hardware threads. Thread-safe: all scratch is per
+  /// call.
   void run(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs) const;
 
 private:
@@ -40,6 +42,10 @@ private:
   void accumulate(Scratch& sc, int stage, int64_t start, int64_t n, int64_t firstSegment) const;
   void finishReductions(Scratch& sc, int stage, int64_t segments) const;
   void writeOutputs(Scratch& sc, codegen::Space space, int64_t start, int64_t n) const;
+  Scratch newScratch(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
+                     int64_t chunk) const;
+  /// Reduces segments [first, first + count) stage by stage and writes their outputs.
+  void runChunk(Scratch& sc, int64_t first, int64_t count) const;
 
   codegen::Kernel k_;
   std::vector<Step> steps_;                 ///< per instruction, for ops and errors
@@ -47,6 +53,7 @@ private:
   /// reduced-space instructions computed once its reductions are done.
   std::vector<std::vector<bool>> forStage_, reducedAtStage_;
   std::vector<bool> forDomainOutputs_;      ///< domain instructions the domain outputs read
+  bool hasDomainOutputs_ = false;
   ir::Shape segmentStrides_, positionStrides_; ///< domain point -> segment, position in it
 };
 

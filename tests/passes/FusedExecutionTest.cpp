@@ -186,6 +186,59 @@ graph @columns(%x: f32[40,7]) {
   EXPECT_EQ(k.stages(), 3); // max, then the sum of exp, then the weighted sum
 }
 
+/// Kernels over more than 2^18 points split their blocks, or chunks of segments,
+/// over the hardware threads: the same numbers, and an error in any part reaches
+/// the caller.
+TEST(FusedExecution, LargeKernelsSplitOverThreads) {
+  const char* text = R"(
+graph @chain(%x: f32[600000], %w: f32[600000], %b: f32[600000]) {
+  %xw = mul %x, %w
+  %l = add %xw, %b
+  %r = relu %l
+  %s = sigmoid %x
+  %rs = mul %r, %s
+  %d = sub %x, %b
+  %t = tanh %d
+  %out = add %rs, %t
+  return %out
+}
+graph @layernorm(%x: f64[300,1000]) {
+  %m = mean %x {axes=[1], keepdims}
+  %mb = broadcast_to %m {shape=[300,1000]}
+  %c = sub %x, %mb
+  %q = square %c
+  %v = mean %q {axes=[1], keepdims}
+  %vb = broadcast_to %v {shape=[300,1000]}
+  %z = div %c, %vb
+  return %z, %v
+}
+graph @columns(%x: f32[1000,300]) {
+  %e = exp %x
+  %s = sum %e {axes=[0]}
+  return %s
+}
+)";
+  ir::Module m = ir::parseModule(text, "large");
+  for (size_t i = 0; i < m.graphs.size(); ++i)
+    expectSameAsUnfused(*m.graphs[i], 80 + i);
+
+  auto g = ir::parseGraph(R"(
+graph @intdiv(%a: i32[300000], %b: i32[300000]) {
+  %q = div %a, %b
+  %r = add %q, %a
+  return %r
+})");
+  std::vector<int32_t> ones(300000, 1);
+  ones.back() = 0; // in the last thread's part
+  std::vector<Array> in = {Array::fromVector(ones, {300000}), Array::fromVector(ones, {300000})};
+  try {
+    getBackend("cpu").compile(*g)->run(in);
+    FAIL() << "expected an integer division by zero";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("integer division by zero"), std::string::npos) << e.message();
+  }
+}
+
 TEST(FusedExecution, EmptyReductionFailsLikeTheUnfusedOne) {
   auto g = ir::parseGraph(R"(
 graph @empty(%x: f64[4,0]) {

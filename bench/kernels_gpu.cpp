@@ -9,6 +9,7 @@
 // with the bandwidth at the bytes the kernel must read and write.
 //
 //===----------------------------------------------------------------------===//
+#include "bench/Workloads.h"
 #include "ir/Parser.h"
 #include "passes/MemoryPlan.h"
 #include "runtime/cuda/Check.h"
@@ -26,42 +27,12 @@ using namespace graphc;
 
 namespace {
 
-const char* kW3 = R"(graph @chain(%x: f32[16777216], %w: f32[16777216], %b: f32[16777216]) {
-  %xw = mul %x, %w
-  %l = add %xw, %b
-  %r = relu %l
-  %s = sigmoid %x
-  %rs = mul %r, %s
-  %d = sub %x, %b
-  %t = tanh %d
-  %out = add %rs, %t
-  return %out
-})";
-
-const char* kW4 = R"(graph @layernorm(%x: f32[8192,4096], %g: f32[4096], %b: f32[4096]) {
-  %m = mean %x {axes=[1], keepdims}
-  %mb = broadcast_to %m {shape=[8192,4096]}
-  %xc = sub %x, %mb
-  %sq = square %xc
-  %v = mean %sq {axes=[1], keepdims}
-  %eps = full {value=0.00001} : f32[8192,1]
-  %ve = add %v, %eps
-  %rs = rsqrt %ve
-  %rsb = broadcast_to %rs {shape=[8192,4096]}
-  %n = mul %xc, %rsb
-  %gb = broadcast_to %g {shape=[8192,4096]}
-  %bb = broadcast_to %b {shape=[8192,4096]}
-  %s = mul %n, %gb
-  %out = add %s, %bb
-  return %out
-})";
-
 float medianOf(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
-void run(const char* workload, const char* text, int repeats) {
+void run(const char* workload, const std::string& text, int repeats) {
   std::unique_ptr<ir::Graph> g = ir::parseGraph(text, workload);
   passes::Program program = passes::lowerToProgram(*g);
   // One device buffer per value (no slot reuse: the kernels are what is timed).
@@ -149,8 +120,8 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--repeat"))
       repeats = std::atoi(argv[i + 1]);
   try {
-    run("W3", kW3, repeats);
-    run("W4", kW4, repeats);
+    run("W3", bench::chainGraph(int64_t{1} << 24, "f32"), repeats);
+    run("W4", bench::layernormGraph(8192, 4096, "f32"), repeats);
   } catch (const Error& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;

@@ -30,19 +30,7 @@ using ir::Op;
 
 /// Element types, spelled as in the IR (typedefs at the top of every source).
 const char* ctype(DType t) {
-  switch (t) {
-  case DType::Bool:
-    return "bool";
-  case DType::I32:
-    return "i32";
-  case DType::I64:
-    return "i64";
-  case DType::F32:
-    return "f32";
-  case DType::F64:
-    return "f64";
-  }
-  return "?";
+  return ir::dtypeName(t).data(); // a string literal
 }
 
 /// The unsigned type integer arithmetic of `t` wraps in.

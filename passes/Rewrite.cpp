@@ -35,6 +35,10 @@ Value Rewriter::full(double value, const ir::TensorType& type) {
   return target_.apply(ir::Op::Full, {}, ir::Attrs{{"value", value}}, {type}, loc_);
 }
 
+std::unique_ptr<ir::Graph> copyLive(const ir::Graph& g) {
+  return rewrite(g, [](Rewriter&, const ir::Node&) { return std::optional<ValueList>(); });
+}
+
 std::vector<bool> liveNodes(const ir::Graph& g) {
   std::vector<bool> live(g.nodes().size(), false);
   for (Value v : g.outputs())

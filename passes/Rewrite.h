@@ -57,6 +57,9 @@ using RewriteRule = std::function<std::optional<ValueList>(Rewriter& rw, const i
 /// Rebuilds `g` applying `rule` to every live node. Parameters and outputs carry over.
 std::unique_ptr<ir::Graph> rewrite(const ir::Graph& g, const RewriteRule& rule);
 
+/// A copy of `g` with its live nodes only: what an executable keeps of a graph.
+std::unique_ptr<ir::Graph> copyLive(const ir::Graph& g);
+
 /// The nodes of `g` that outputs depend on, as a mask by node id.
 std::vector<bool> liveNodes(const ir::Graph& g);
 

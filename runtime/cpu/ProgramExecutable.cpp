@@ -38,9 +38,7 @@ class ProgramExecutable final : public Executable {
 public:
   explicit ProgramExecutable(const ir::Graph& g)
       : Executable(Signature::of(g)),
-        graph_(passes::rewrite(g, [](passes::Rewriter&, const ir::Node&) {
-          return std::optional<passes::ValueList>();
-        })),
+        graph_(passes::copyLive(g)),
         program_(passes::lowerToProgram(*graph_)) {
     for (const ir::Node* c : program_.constants())
       constants_.push_back(runSource(Step::of(*c))[0]);

@@ -91,9 +91,7 @@ class CudaExecutable final : public Executable {
 public:
   explicit CudaExecutable(const ir::Graph& g)
       : Executable(Signature::of(g)),
-        graph_(passes::rewrite(g, [](passes::Rewriter&, const ir::Node&) {
-          return std::optional<passes::ValueList>();
-        })),
+        graph_(passes::copyLive(g)),
         program_(passes::lowerToProgram(*graph_)), pool_(DevicePool::forDevice(0)) {
     GRAPHC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     library_.emplace(0, stream_);

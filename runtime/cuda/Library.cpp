@@ -145,7 +145,7 @@ __global__ void trace(i64 batch, i64 rows, i64 cols, const T* a, T* out) {
 }
 
 // info[b] = 1 + the first i with A(i,i) == 0 in matrix b, or 0.
-// One thread per diagonal element; info must start at 0.
+// One thread per diagonal element; info starts at 0 (LibraryContext::run zeroes it).
 template <typename T>
 __global__ void firstZeroDiagonal(i64 batch, i64 n, const T* a, int* info) {
   FOR_EACH(t, batch * n) {
@@ -489,10 +489,8 @@ public:
     bool trans = flag("transpose_a"), unit = flag("unit_diagonal");
     Matrices ma = operand(0), mx = result(0);
     copy(rhs, x, mx);
-    if (!unit) {
-      GRAPHC_CUDA_CHECK(cudaMemsetAsync(info_, 0, ma.batch * sizeof(int), stream_));
+    if (!unit) // run() zeroed the info words
       launch("firstZeroDiagonal", ma.batch * ma.rows, {&ma.batch, &ma.rows, &a, &info_});
-    }
     if (mx.size() == 0)
       return;
     auto side = right ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;

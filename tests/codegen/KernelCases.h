@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "bench/Workloads.h"
 #include "codegen/Kernel.h"
 #include "ir/Parser.h"
 #include "passes/MemoryPlan.h"
@@ -53,17 +54,7 @@ inline std::vector<KernelCase> kernelCases(llvm::StringRef dtype) {
   auto add = [&](std::string name, const std::string& text) {
     cases.push_back({std::move(name), withType(text, dtype)});
   };
-  add("w3_chain", R"(graph @w3(%x: $T[1003], %w: $T[1003], %b: $T[1003]) {
-  %xw = mul %x, %w
-  %l = add %xw, %b
-  %r = relu %l
-  %s = sigmoid %x
-  %rs = mul %r, %s
-  %d = sub %x, %b
-  %t = tanh %d
-  %out = add %rs, %t
-  return %out
-})");
+  cases.push_back({"w3_chain", bench::chainGraph(1003, dtype.str().c_str())});
   add("broadcast_rows_cols", R"(graph @bc(%x: $T[37,53], %b: $T[53], %c: $T[37,1]) {
   %bb = broadcast_to %b {shape=[37,53]}
   %cb = broadcast_to %c {shape=[37,53]}

@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "GpuTestUtil.h"
 
+#include "bench/Workloads.h"
+
 #include "runtime/cpu/FusedKernel.h"
 #include "runtime/cuda/FusedKernel.h"
 #include "runtime/cuda/KernelCache.h"
@@ -230,23 +232,9 @@ std::string tempCacheDir() {
   return dir;
 }
 
-const char* kChain = R"(graph @w3(%x: f32[$N], %w: f32[$N], %b: f32[$N]) {
-  %xw = mul %x, %w
-  %l = add %xw, %b
-  %r = relu %l
-  %s = sigmoid %x
-  %rs = mul %r, %s
-  %d = sub %x, %b
-  %t = tanh %d
-  %out = add %rs, %t
-  return %out
-})";
-
+/// W3's chain over `n` f32 elements.
 std::string chain(int64_t n) {
-  std::string text = kChain;
-  for (size_t at = text.find("$N"); at != std::string::npos; at = text.find("$N", at))
-    text.replace(at, 2, std::to_string(n));
-  return text;
+  return bench::chainGraph(n, "f32");
 }
 
 TEST(CudaKernel, EveryCaseMatchesTheCpu) {

@@ -29,7 +29,7 @@ Scaled peelUniformScale(Value v) {
     if (c0 && n->op() == Op::Mul)
       return {n->operand(1), Op::Mul, c0};
   }
-  return {v};
+  return {v, Op::Mul, std::nullopt};
 }
 
 /// Rows and columns of a matmul operand as the product sees it.

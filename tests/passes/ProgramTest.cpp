@@ -63,8 +63,9 @@ void checkInvariants(const ir::Graph& g, const Program& p) {
       stepOf[n->id()] = static_cast<int>(i);
     }
   for (const ir::Node* n : g.nodes())
-    if (live[n->id()] && n->kind() != ir::OpKind::Source)
+    if (live[n->id()] && n->kind() != ir::OpKind::Source) {
       EXPECT_GE(stepOf[n->id()], 0) << "a live node in no step";
+    }
   for (size_t i = 0; i < p.steps().size(); ++i)
     for (ir::Value v : p.steps()[i].inputs) {
       EXPECT_LT(stepOf[v.node->id()], static_cast<int>(i)) << "an input from a later step";

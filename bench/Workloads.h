@@ -1,7 +1,9 @@
 //===- bench/Workloads.h - The workloads' graphs as text -------*- C++ -*-===//
 //
-// The elementwise chain W3 and layernorm W4 of shared/WORKLOADS.md as .gir text at
-// any size and dtype, shared by the CPU and GPU benchmarks.
+// The elementwise chain W3, layernorm W4, the batched SPD solves W5 and the small-op
+// latency case of
+// shared/WORKLOADS.md as .gir text at any size and dtype, shared by the CPU and GPU
+// benchmarks.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -29,6 +31,16 @@ graph @chain(%x: {0}[{1}], %w: {0}[{1}], %b: {0}[{1}]) {{
                      dtype, n);
 }
 
+/// Small-op latency: one x + y over `n` elements of `dtype`.
+inline std::string addGraph(int64_t n, const char* dtype) {
+  return fmt::format(R"(
+graph @add(%x: {0}[{1}], %y: {0}[{1}]) {{
+  %out = add %x, %y
+  return %out
+}})",
+                     dtype, n);
+}
+
 /// W4: (x - mean) / sqrt(var + 1e-5) * g + b over the rows of a rows x cols `dtype` x.
 inline std::string layernormGraph(int64_t rows, int64_t cols, const char* dtype) {
   return fmt::format(R"(
@@ -50,6 +62,25 @@ graph @layernorm(%x: {0}[{1},{2}], %g: {0}[{2}], %b: {0}[{2}]) {{
   return %out
 }})",
                      dtype, rows, cols);
+}
+
+/// W5: solve(X X' / (2n) + 0.1 I, b) for each of `batch` items, with X n x 2n and
+/// one right-hand side b, written batched (the linear-algebra ops take leading
+/// batch axes).
+inline std::string batchedSpdGraph(int64_t batch, int64_t n, const char* dtype) {
+  return fmt::format(R"(
+graph @batched_spd(%x: {0}[{1},{2},{3}], %b: {0}[{1},{2},1]) {{
+  %g = matmul %x, %x {{transpose_b}}
+  %k = full {{value={3}.0}} : {0}[{1},{2},{2}]
+  %c = div %g, %k
+  %eye = eye : {0}[{1},{2},{2}]
+  %tenth = full {{value=0.1}} : {0}[{1},{2},{2}]
+  %r = mul %tenth, %eye
+  %s = add %c, %r
+  %z = solve %s, %b
+  return %z
+}})",
+                     dtype, batch, n, 2 * n);
 }
 
 } // namespace graphc::bench

@@ -1,6 +1,6 @@
-//===- bench/gpu.cpp - graphc on the GPU: W1, W2, W3, W4 ------------------===//
+//===- bench/gpu.cpp - graphc on the GPU: W1-W4 and the small op ----------===//
 //
-// Usage: bench_gpu [--repeat R] [--workloads W1,W2,W3,W4]
+// Usage: bench_gpu [--repeat R] [--workloads W1,W2,W3,W4,small-op]
 //
 // Compiles each workload of shared/WORKLOADS.md through the default pipeline on the
 // "cuda" backend, with inputs already on the device, and prints one JSON line per
@@ -8,7 +8,7 @@
 // compile time of the executable (kernels come from the disk cache when a previous
 // process compiled them: run twice to see cold and warm), and the relative error
 // against a float64 run on the CPU. bench/peers.py prints the peers' lines for
-// the same cases; bench/run_gpu.sh runs both.
+// the same cases; bench/suite.py runs both and renders the tables.
 //
 //===----------------------------------------------------------------------===//
 #include "bench/Workloads.h"
@@ -112,6 +112,14 @@ std::vector<Case> cases(const std::string& workloads) {
   if (workloads.find("W4") != std::string::npos)
     text("W4", "layernorm_8192x4096_f32", bench::layernormGraph(8192, 4096, "f32"),
          bench::layernormGraph(8192, 4096, "f64"));
+  if (workloads.find("small-op") != std::string::npos)
+    text("small-op", "small_op_1024_f32", bench::addGraph(1024, "f32"),
+         bench::addGraph(1024, "f64"));
+  if (workloads.find("W5") != std::string::npos)
+    for (auto [batch, n] : {std::pair<int64_t, int64_t>{4096, 32}, {512, 128}}) {
+      std::string g = bench::batchedSpdGraph(batch, n, "f64");
+      text("W5", fmt::format("batched_spd_{}x{}_f64", batch, n), g, g);
+    }
   return out;
 }
 
@@ -119,7 +127,7 @@ std::vector<Case> cases(const std::string& workloads) {
 
 int main(int argc, char** argv) {
   int repeats = 20;
-  std::string workloads = "W1,W2,W3,W4";
+  std::string workloads = "W1,W2,W3,W4,small-op";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--repeat"))
       repeats = std::atoi(argv[i + 1]);

@@ -1,9 +1,8 @@
 //===- bench/Workloads.h - The workloads' graphs as text -------*- C++ -*-===//
 //
-// The elementwise chain W3, layernorm W4, the batched SPD solves W5 and the small-op
-// latency case of
-// shared/WORKLOADS.md as .gir text at any size and dtype, shared by the CPU and GPU
-// benchmarks.
+// The elementwise chain W3, layernorm W4, the batched SPD solves W5 and the
+// small-op latency case of shared/WORKLOADS.md as .gir text at any size and dtype,
+// shared by the CPU and GPU benchmarks.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -2,6 +2,8 @@
 #include "runtime/core/Backend.h"
 
 #include <algorithm>
+#include <cstring>
+#include <utility>
 #include <map>
 #include <mutex>
 
@@ -72,11 +74,113 @@ void Executable::checkInputs(llvm::ArrayRef<Array> inputs) const {
     if (!a.valid() || a.type() != want)
       throw Error(fmt::format("@{}: input {} (%{}) must be {}, got {}", sig_.graphName, i,
                               sig_.paramNames[i], want.str(), got));
-    if (a.device() != Device::Host && backendName().startswith("cpu"))
+    if (a.device() != Device::Host && device() == Device::Host)
       throw Error(fmt::format("@{}: input {} (%{}) is in {} memory; the cpu backend needs host "
                               "arrays",
                               sig_.graphName, i, sig_.paramNames[i], deviceName(a.device()).str()));
   }
+}
+
+namespace {
+
+/// The bytes [first, last) that dense array `a` covers.
+std::pair<const char*, const char*> byteRange(const Array& a) {
+  const char* p = static_cast<const char*>(a.rawData());
+  return {p, p + a.type().bytes()};
+}
+
+/// True when dense `out` and `in` (treated as covering its dense extent) share bytes.
+bool overlaps(const Array& out, const Array& in) {
+  if (out.device() != in.device() || out.type().bytes() == 0 || in.type().bytes() == 0)
+    return false;
+  auto [a0, a1] = byteRange(out);
+  auto [b0, b1] = byteRange(in);
+  return out.sharesBufferWith(in) || (a0 < b1 && b0 < a1);
+}
+
+} // namespace
+
+void Executable::checkInOut(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) const {
+  checkInputs(inputs);
+  if (outputs.size() != sig_.outputTypes.size())
+    throw Error(fmt::format("@{}: expected {} output array(s), got {} ({})", sig_.graphName,
+                            sig_.outputTypes.size(), outputs.size(), sig_.str()));
+  auto where = [&](const Array& a) {
+    return a.device() == device() ? ""
+                                  : fmt::format(" in {} memory", deviceName(a.device()).str());
+  };
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].device() != device())
+      throw Error(fmt::format("@{}: input {} (%{}) is in {} memory; the {} backend runs into "
+                              "arrays in {} memory",
+                              sig_.graphName, i, sig_.paramNames[i],
+                              deviceName(inputs[i].device()).str(), backendName().str(),
+                              deviceName(device()).str()));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Array& o = outputs[i];
+    const ir::TensorType& want = sig_.outputTypes[i];
+    if (!o.valid() || o.type() != want || !o.isContiguous() || o.device() != device())
+      throw Error(fmt::format("@{}: output {} must be a dense {} in {} memory, got {}{}{}",
+                              sig_.graphName, i, want.str(), deviceName(device()).str(),
+                              o.valid() ? o.type().str() : "an empty array",
+                              o.valid() && !o.isContiguous() ? " (strided)" : "",
+                              o.valid() ? where(o) : ""));
+    for (size_t j = 0; j < inputs.size(); ++j)
+      if (overlaps(o, inputs[j]))
+        throw Error(fmt::format("@{}: output {} overlaps input {} (%{})", sig_.graphName, i, j,
+                                sig_.paramNames[j]));
+    for (size_t j = 0; j < i; ++j)
+      if (overlaps(o, outputs[j]))
+        throw Error(fmt::format("@{}: outputs {} and {} overlap", sig_.graphName, j, i));
+  }
+}
+
+void Executable::run(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) {
+  checkInOut(inputs, outputs);
+  executeInto(inputs, outputs);
+}
+
+void Executable::enqueue(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) {
+  checkInOut(inputs, outputs);
+  enqueueRun(enqueued_, inputs, outputs);
+  ++enqueued_;
+}
+
+void Executable::finish() {
+  size_t count = std::exchange(enqueued_, 0);
+  std::optional<RunFailure> failure = finishRuns();
+  if (!failure)
+    return;
+  try {
+    std::rethrow_exception(failure->error);
+  } catch (const Error& e) {
+    throw Error(fmt::format("@{}: run {} of {} enqueued: {}", sig_.graphName, failure->run, count,
+                            e.message()),
+                e.loc());
+  }
+}
+
+void Executable::executeInto(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) {
+  std::vector<Array> results = execute(inputs);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Array r = results[i].contiguous();
+    if (r.type().bytes() > 0)
+      std::memcpy(outputs[i].rawData(), r.rawData(), r.type().bytes());
+  }
+}
+
+void Executable::enqueueRun(size_t run, llvm::ArrayRef<Array> inputs,
+                            llvm::ArrayRef<Array> outputs) {
+  try {
+    executeInto(inputs, outputs);
+  } catch (const Error&) {
+    if (!kept_)
+      kept_ = RunFailure{run, std::current_exception()};
+  }
+}
+
+std::optional<Executable::RunFailure> Executable::finishRuns() {
+  return std::exchange(kept_, std::nullopt);
 }
 
 std::vector<Array> Executable::run(llvm::ArrayRef<Array> inputs) {

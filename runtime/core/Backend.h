@@ -1,15 +1,25 @@
 //===- runtime/core/Backend.h - Backends and compiled graphs ----*- C++ -*-===//
 //
-// A Backend turns an ir::Graph into an Executable; an Executable runs it on Arrays.
-// The Executable copies what it needs from the graph, so the graph may be destroyed
-// after compile(). Executable::run checks the inputs against the graph's parameters
-// (count, dtype, shape) and throws a graphc::Error naming the parameter before
-// anything runs. Numeric failures at run time (a Cholesky of a matrix that is not
-// positive definite, a singular solve) are graphc::Errors naming the op too.
+// A Backend turns an ir::Graph into an Executable: a prepared program whose
+// kernels are compiled and whose buffers are planned. The Executable copies what it
+// needs from the graph, so the graph may be destroyed after compile(). Every way of
+// running checks the arrays against the graph's signature (count, dtype, shape)
+// and throws a graphc::Error naming the parameter before anything runs. Numeric
+// failures at run time (a Cholesky of a matrix that is not positive definite, a
+// singular solve) are graphc::Errors naming the op too.
 //
-//   ir::Graph g = ...;
 //   std::unique_ptr<Executable> exe = getBackend("auto").compile(g);
-//   std::vector<Array> outs = exe->run({a, b});
+//   std::vector<Array> outs = exe->run({a, b});   // allocates the outputs
+//   exe->run({a, b}, {out});                      // into the caller's arrays
+//   for (int k = 0; k < 100; ++k)
+//     exe->enqueue({a[k], b[k]}, {out[k]});       // returns at once
+//   exe->finish();                                // one wait for all 100
+//
+// Runs into the caller's arrays take arrays in the backend's memory (host arrays
+// for cpu, device arrays for cuda). A backend that cannot run asynchronously runs
+// an enqueued call at once and keeps its error for finish(). run() may be called
+// from several threads at once; enqueue() and finish() belong to one thread at a
+// time.
 //
 // Backends are found by name through a registry. "cpu" is always linked in with
 // graphc_cpu; "cuda" registers itself when the CUDA backend is built; "auto" picks
@@ -25,8 +35,10 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,18 +73,57 @@ public:
   /// parameter) and when an op fails numerically (naming the op).
   std::vector<Array> run(llvm::ArrayRef<Array> inputs);
 
+  /// Runs the graph on `inputs` into `outputs`: dense arrays of the output types in
+  /// the backend's memory, none overlapping an input. A prepared program allocates
+  /// nothing and waits once, at the end. Throws like run(inputs), and when an
+  /// output is missing, of the wrong type, strided, in the wrong memory or overlaps
+  /// an input.
+  void run(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs);
+
+  /// Like run(inputs, outputs), but returns as soon as the run is queued. The
+  /// arrays must stay alive and unchanged (the outputs unread) until finish().
+  /// Runs execute in the order they were enqueued.
+  void enqueue(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs);
+
+  /// Waits once for every run enqueued since the last finish(). Throws the first
+  /// failure as a graphc::Error that names the run ("run 3 of 100 enqueued: ...").
+  void finish();
+
   /// The backend's name ("cpu", "cuda").
   virtual llvm::StringRef backendName() const = 0;
+  /// The memory of the arrays that runs into the caller's outputs take.
+  virtual Device device() const { return Device::Host; }
 
 protected:
+  /// A failure of a deferred run: its index since the last finish(), and the error.
+  struct RunFailure {
+    size_t run;
+    std::exception_ptr error;
+  };
+
   /// Runs the graph on inputs already checked against the signature.
   virtual std::vector<Array> execute(llvm::ArrayRef<Array> inputs) = 0;
+  /// Runs into checked outputs. By default: execute(), then a copy into `outputs`.
+  virtual void executeInto(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs);
+  /// Queues run number `run` since the last finish. By default it runs at once and
+  /// a failure is kept for finishRuns().
+  virtual void enqueueRun(size_t run, llvm::ArrayRef<Array> inputs,
+                          llvm::ArrayRef<Array> outputs);
+  /// Waits for the queued runs; returns the first failure, if any.
+  virtual std::optional<RunFailure> finishRuns();
+
+  friend class OptimizedExecutable; // forwards the protected hooks to its programs
 
 private:
   /// Throws unless `inputs` match the signature.
   void checkInputs(llvm::ArrayRef<Array> inputs) const;
+  /// Throws unless `inputs` and `outputs` match the signature, are in device()
+  /// memory, and no output is strided or overlaps an input.
+  void checkInOut(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) const;
 
   Signature sig_;
+  size_t enqueued_ = 0;                  ///< runs enqueued since the last finish()
+  std::optional<RunFailure> kept_;       ///< the default enqueueRun's first failure
 };
 
 /// A way of running graphs: the CPU (loops + BLAS/LAPACK) or a GPU.

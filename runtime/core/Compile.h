@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace graphc {
 
@@ -22,6 +23,13 @@ namespace graphc {
 struct CompileOptions {
   /// The passes to run, "a,b,c"; empty runs the default pipeline, "none" runs none.
   std::string passes;
+  /// When > 0, the graph is batched this many ways along a new leading axis
+  /// (passes/Batch.h) before the passes run, so they see the whole batch; 0 compiles
+  /// the graph as it is.
+  int64_t batch = 0;
+  /// With `batch`: per parameter, whether it gets the batch axis (unbatched ones are
+  /// shared by every item); empty batches every parameter.
+  std::vector<bool> batchedParams;
 };
 
 /// A compiled graph with its fallback.
@@ -31,22 +39,40 @@ public:
                       Backend& backend);
 
   llvm::StringRef backendName() const override { return primary_->backendName(); }
+  Device device() const override { return primary_->device(); }
   /// How many runs fell back to the unlowered program.
   int fallbacks() const { return fallbacks_; }
 
 protected:
   std::vector<Array> execute(llvm::ArrayRef<Array> inputs) override;
+  void executeInto(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) override;
+  /// Queues the run on the primary program and keeps its arrays: a deferred run
+  /// that falls back is redone, with every run after it, when finishing.
+  void enqueueRun(size_t run, llvm::ArrayRef<Array> inputs,
+                  llvm::ArrayRef<Array> outputs) override;
+  std::optional<RunFailure> finishRuns() override;
 
 private:
+  /// Reports on stderr that the primary program failed with `e`; counts it.
+  void noteFallback(const FallbackError& e);
+  /// The fallback program, compiled on first use.
+  Executable& fallback();
+
+  struct Queued {
+    std::vector<Array> inputs, outputs;
+  };
+
   Backend& backend_;
   std::unique_ptr<Executable> primary_;
   std::unique_ptr<ir::Graph> unlowered_; ///< the graph the fallback compiles from
   std::unique_ptr<Executable> fallback_; ///< compiled on first use
   int fallbacks_ = 0;
+  std::vector<Queued> queued_; ///< the arrays of the runs enqueued since the last finish
 };
 
-/// Optimizes `g` and compiles it on `backend`. Throws graphc::Error for an unknown
-/// pass or a graph the backend cannot run.
+/// Optimizes `g` (batched first when `options.batch` > 0) and compiles it on
+/// `backend`. Throws graphc::Error for an unknown pass, a bad batch size or
+/// batchedParams, or a graph the backend cannot run.
 std::unique_ptr<OptimizedExecutable> compile(const ir::Graph& g, Backend& backend,
                                              const CompileOptions& options = {});
 

@@ -254,6 +254,33 @@ graph @wrong(%a: f64[3,3], %b: f64[3,2]) {
   EXPECT_EQ(exe->fallbacks(), 1);
 }
 
+/// Deferred runs: the one whose chosen Cholesky fails is redone with LU when
+/// finishing, and so is every run after it; the others keep the Cholesky results.
+TEST(Fallback, DeferredRunThatFailsIsRedoneWithLu) {
+  std::unique_ptr<ir::Graph> g = ir::parseGraph(R"(
+graph @wrong(%a: f64[3,3], %b: f64[3,2]) {
+  %s = assume_spd %a
+  %x = solve %s, %b
+  return %x
+}
+)");
+  auto exe = compile(*g, getBackend("cpu"));
+  auto plain = compile(*g, getBackend("cpu"), {"none"});
+  Array spd = Array::fromVector<double>({4, 1, 0, 1, 3, 1, 0, 1, 2}, {3, 3});
+  Array indefinite = Array::fromVector<double>({1, 2, 0, 2, 1, 0, 0, 0, 3}, {3, 3});
+  std::vector<std::vector<Array>> ins;
+  std::vector<Array> outs;
+  for (int k = 0; k < 4; ++k) {
+    ins.push_back({k == 1 ? indefinite : spd, Array::randomNormal(ir::DType::F64, {3, 2}, 10 + k)});
+    outs.push_back(Array::zeros(ir::DType::F64, {3, 2}));
+    exe->enqueue(ins.back(), {outs.back()});
+  }
+  exe->finish();
+  EXPECT_EQ(exe->fallbacks(), 1);
+  for (int k = 0; k < 4; ++k)
+    EXPECT_LE(relativeDifference(outs[k], plain->run(ins[k])[0]), 1e-12) << "run " << k;
+}
+
 /// A backend whose programs fail like a numerically indefinite Cholesky wherever the
 /// compiler chose one, and run on the CPU otherwise.
 class FailingCholeskyBackend final : public Backend {

@@ -1,0 +1,151 @@
+//===- tests/runtime/PreparedRunTest.cpp - Runs into outputs, deferred runs ===//
+//
+// Executable::run(inputs, outputs), enqueue() and finish() on the cpu backend:
+// results equal run(inputs) on random inputs, the caller's arrays are checked
+// (count, type, density, memory, overlap) before anything runs, and a failing
+// deferred run is reported by finish() with its index while the other runs still
+// produce their results. Concurrent run() calls from several threads agree with
+// sequential ones.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Parser.h"
+#include "runtime/core/Backend.h"
+#include "tests/support/Numeric.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace graphc::testing {
+namespace {
+
+constexpr const char* kGraph = R"(
+graph @prep(%x: f64[8,16], %w: f64[16,4], %b: f64[4]) {
+  %y = matmul %x, %w
+  %bb = broadcast_to %b {shape=[8,4]}
+  %z = add %y, %bb
+  %t = tanh %z
+  %s = sum %t {axes=[1]}
+  return %t, %s
+}
+)";
+
+/// A graph whose one op fails at run time for a matrix that is not SPD.
+constexpr const char* kCholesky = R"(
+graph @chol(%a: f64[3,3]) {
+  %l = cholesky %a
+  return %l
+}
+)";
+
+std::vector<Array> outputsFor(const Executable& exe) {
+  std::vector<Array> outs;
+  for (const ir::TensorType& t : exe.signature().outputTypes)
+    outs.push_back(Array::full(t.dtype, t.shape, -7));
+  return outs;
+}
+
+/// Expects `f` to throw a graphc::Error whose message contains `part`.
+template <typename F> void expectError(F&& f, const std::string& part) {
+  try {
+    f();
+    ADD_FAILURE() << "no error thrown, expected: " << part;
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find(part), std::string::npos) << "'" << part << "' not in: " << e.what();
+  }
+}
+
+TEST(PreparedRun, RunIntoOutputsEqualsRun) {
+  auto g = ir::parseGraph(kGraph);
+  auto exe = getBackend("cpu").compile(*g);
+  for (uint64_t seed : {1, 2, 3}) {
+    std::vector<Array> in = randomInputs(*g, seed), outs = outputsFor(*exe);
+    exe->run(in, outs);
+    std::vector<Array> want = exe->run(in);
+    for (size_t i = 0; i < outs.size(); ++i)
+      EXPECT_EQ(relativeDifference(outs[i], want[i]), 0.0) << "output " << i;
+  }
+}
+
+TEST(PreparedRun, DeferredRunsFinishOnce) {
+  auto g = ir::parseGraph(kGraph);
+  auto exe = getBackend("cpu").compile(*g);
+  std::vector<std::vector<Array>> ins, outs;
+  for (uint64_t k = 0; k < 10; ++k) {
+    ins.push_back(randomInputs(*g, 100 + k));
+    outs.push_back(outputsFor(*exe));
+    exe->enqueue(ins.back(), outs.back());
+  }
+  exe->finish();
+  for (size_t k = 0; k < ins.size(); ++k) {
+    std::vector<Array> want = exe->run(ins[k]);
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_EQ(relativeDifference(outs[k][i], want[i]), 0.0) << "run " << k << " output " << i;
+  }
+  exe->finish(); // nothing queued: returns at once
+}
+
+TEST(PreparedRun, FinishNamesTheFirstFailedRun) {
+  auto g = ir::parseGraph(kCholesky);
+  auto exe = getBackend("cpu").compile(*g);
+  Array spd = Array::fromVector<double>({4, 1, 0, 1, 3, 1, 0, 1, 2}, {3, 3});
+  Array indefinite = Array::fromVector<double>({1, 2, 0, 2, 1, 0, 0, 0, 3}, {3, 3});
+  std::vector<Array> outs;
+  for (int k = 0; k < 5; ++k) {
+    outs.push_back(Array::zeros(ir::DType::F64, {3, 3}));
+    exe->enqueue({k == 2 || k == 3 ? indefinite : spd}, {outs.back()});
+  }
+  expectError([&] { exe->finish(); },
+              "@chol: run 2 of 5 enqueued: cholesky (%l): matrix is not positive definite");
+  // The runs that did not fail have their results; the next batch starts clean.
+  Array l = exe->run({spd})[0];
+  EXPECT_EQ(relativeDifference(outs[4], l), 0.0);
+  exe->enqueue({spd}, {outs[0]});
+  EXPECT_NO_THROW(exe->finish());
+}
+
+TEST(PreparedRun, CallerArraysAreChecked) {
+  auto g = ir::parseGraph(kGraph);
+  auto exe = getBackend("cpu").compile(*g);
+  std::vector<Array> in = randomInputs(*g, 4), outs = outputsFor(*exe);
+  expectError([&] { exe->run(in, {outs[0]}); }, "expected 2 output array(s), got 1");
+  expectError([&] { exe->run(in, {outs[0], Array::zeros(ir::DType::F32, {8})}); },
+              "output 1 must be a dense f64[8] in host memory, got f32[8]");
+  Array wide = Array::zeros(ir::DType::F64, {8, 8});
+  Array strided = wide.view({8, 4}, {8, 2});
+  expectError([&] { exe->run(in, {strided, outs[1]}); }, "got f64[8,4] (strided)");
+  Array device = Array::wrapRaw(ir::DType::F64, outs[1].rawData(), {8}, {}, Device::Cuda);
+  expectError([&] { exe->run(in, {outs[0], device}); }, "got f64[8] in cuda memory");
+  Array overInput = in[0].reinterpret(ir::DType::F64, {8, 4});
+  expectError([&] { exe->run(in, {overInput, outs[1]}); }, "output 0 overlaps input 0 (%x)");
+  Array sameBytes = outs[0].reinterpret(ir::DType::F64, {8});
+  expectError([&] { exe->run(in, {outs[0], sameBytes}); }, "outputs 0 and 1 overlap");
+  expectError([&] { exe->enqueue({in[0]}, outs); }, "expected 3 input(s), got 1");
+  EXPECT_NO_THROW(exe->finish()); // the rejected enqueue queued nothing
+}
+
+TEST(PreparedRun, ConcurrentRunsAgreeWithSequentialOnes) {
+  auto g = ir::parseGraph(kGraph);
+  auto exe = getBackend("cpu").compile(*g);
+  constexpr int kThreads = 4, kRuns = 20;
+  std::vector<std::vector<Array>> ins, outs, want;
+  for (int t = 0; t < kThreads; ++t) {
+    ins.push_back(randomInputs(*g, 200 + t));
+    outs.push_back(outputsFor(*exe));
+    want.push_back(exe->run(ins.back()));
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRuns; ++r)
+        exe->run(ins[t], outs[t]);
+    });
+  for (std::thread& t : threads)
+    t.join();
+  for (int t = 0; t < kThreads; ++t)
+    for (size_t i = 0; i < want[t].size(); ++i)
+      EXPECT_EQ(relativeDifference(outs[t][i], want[t][i]), 0.0) << "thread " << t;
+}
+
+} // namespace
+} // namespace graphc::testing

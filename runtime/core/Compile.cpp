@@ -92,8 +92,11 @@ std::unique_ptr<OptimizedExecutable> compile(const ir::Graph& g, Backend& backen
   if (options.batch == 0 && !options.batchedParams.empty())
     throw Error(fmt::format("@{}: batchedParams given without a batch size", g.name()));
   std::unique_ptr<ir::Graph> batched;
-  if (options.batch != 0)
-    batched = passes::batchGraph(g, options.batch, options.batchedParams);
+  if (options.batch != 0) {
+    // ArrayRef cannot view a std::vector<bool>.
+    llvm::SmallVector<bool, 8> flags(options.batchedParams.begin(), options.batchedParams.end());
+    batched = passes::batchGraph(g, options.batch, flags);
+  }
   const ir::Graph& input = batched ? *batched : g;
   std::unique_ptr<ir::Graph> optimized = optimize(input, options.passes);
   return std::make_unique<OptimizedExecutable>(input, backend.compile(*optimized), backend);

@@ -21,6 +21,7 @@ import collections
 import datetime
 import importlib.util
 import json
+import math
 import os
 import pathlib
 import re
@@ -50,6 +51,7 @@ TARGETS = {
     "batched_spd_4096x32_f64": (0.1, "issue 7"),
     "batched_spd_512x128_f64": (0.3, "issue 7"),
 }
+ERROR_SLACK = 10  # a result counts as accurate within this factor of its row's smallest error
 
 
 def log(message):
@@ -143,12 +145,20 @@ def column_label(column):
     return f"{column.system}: {column.variant}"
 
 
+def fastest_accurate(cells):
+    """The fastest result among those whose error is within ERROR_SLACK of the most
+    accurate one's (so that, say, a TF32 product does not win an f32 row)."""
+    floor = min(r["rel_err"] for r in cells.values())
+    return min((r for r in cells.values() if r["rel_err"] <= ERROR_SLACK * floor),
+               key=lambda r: r["median_ms"])
+
+
 def render_table(rows, columns):
     """A Markdown table: a row per case, a column per system and variant, and the target."""
     lines = ["| case | " + " | ".join(column_label(c) for c in columns) + " | target |",
              "|---" * (len(columns) + 2) + "|"]
     for case, cells in rows.items():
-        best = min(cells.values(), key=lambda r: r["median_ms"])
+        best = fastest_accurate(cells)
         texts = []
         for column in columns:
             r = cells.get(column)
@@ -166,8 +176,8 @@ def plot(workload, rows, columns, path):
     import matplotlib.pyplot as plt
 
     cases = list(rows)
-    width = 0.8 / len(columns)
-    fig, ax = plt.subplots(figsize=(9, 4.2), dpi=100)
+    width = min(0.8, 0.13 * len(columns)) / len(columns)
+    fig, ax = plt.subplots(figsize=(2 + 1.6 * len(cases), 4), dpi=100)
     colors = plt.get_cmap("tab10" if len(columns) <= 10 else "tab20").colors
     for i, column in enumerate(columns):
         xs = [j + (i - (len(columns) - 1) / 2) * width for j, case in enumerate(cases)
@@ -180,12 +190,15 @@ def plot(workload, rows, columns, path):
                       label="target" if j == min(k for k, c in enumerate(cases) if c in TARGETS)
                       else None)
     ax.set_yscale("log")
+    lowest = min([TARGETS[c][0] for c in cases if c in TARGETS]
+                 + [r["median_ms"] for cells in rows.values() for r in cells.values()])
+    ax.set_ylim(bottom=10 ** math.floor(math.log10(lowest)))  # bars start at a decade
+    ax.set_xlim(-0.6, len(cases) - 0.4)
     ax.set_ylabel("median ms (log scale)")
-    ax.set_xticks(range(len(cases)), cases, fontsize=8)
+    ax.set_xticks(range(len(cases)), cases, fontsize=8, rotation=10, ha="right")
     ax.set_title(TITLES.get(workload, workload), fontsize=10)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
-    fig.tight_layout()
-    fig.savefig(path)
+    fig.savefig(path, bbox_inches="tight")
     plt.close(fig)
 
 
@@ -206,8 +219,9 @@ def render(results_path, docs):
     out += ["", "Each cell: median milliseconds of host-timed calls that include the device "
             "synchronization (a deferred case: per call, K calls and one synchronization), "
             "after warm-up, inputs on the device; in parentheses the relative error against "
-            "a float64 reference. Bold: the fastest in its row. Targets: from the issues "
-            "named. Workloads and case names: shared/WORKLOADS.md."]
+            "a float64 reference. Bold: the fastest in its row of those whose error is "
+            f"within {ERROR_SLACK}x of the row's smallest. Targets: from the issues named. "
+            "Workloads and case names: shared/WORKLOADS.md."]
     for workload, rows, columns in workloads:
         out += ["", f"## {TITLES.get(workload, workload)}", "", render_table(rows, columns)]
         if plots:

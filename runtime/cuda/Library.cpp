@@ -5,7 +5,8 @@
 // and the helper kernels are templates instantiated for both. Batches of matrices
 // are laid out back to back; cuBLAS calls take the whole batch where cuBLAS has a
 // batched routine (gemm, trsm; potrfBatched for Cholesky), cuSOLVER calls loop over
-// the items on the stream.
+// the items on the stream. Batches of small matrices take runtime/cuda/SmallBatched.h's
+// kernels for Cholesky and left-side triangular solves, and a batched gemm for syrk.
 //
 // The workspace of a node is planned by plan(), the same function for reserve()
 // and run(), so run() can check that the reserved workspace is large enough.
@@ -17,6 +18,7 @@
 #include "runtime/cuda/KernelCache.h"
 #include "runtime/cuda/KernelLibrary.h"
 #include "runtime/cuda/Nvrtc.h"
+#include "runtime/cuda/SmallBatched.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -206,6 +208,9 @@ public:
     return it->second;
   }
 
+  /// The batched small-matrix kernels.
+  const SmallBatched& small() const { return small_; }
+
 private:
   HelperKernels() {
     ModuleSource source{kHelperSource, "graphc_linalg_helpers.cu", {}};
@@ -222,6 +227,7 @@ private:
 
   std::shared_ptr<const LoadedModule> module_;
   std::map<std::string, Kernel> kernels_;
+  SmallBatched small_;
 };
 
 namespace {
@@ -243,6 +249,14 @@ struct Matrices {
   /// Leading dimension of the column-major view (never 0).
   int ld() const { return static_cast<int>(std::max<int64_t>(cols, 1)); }
 };
+
+/// Matrices up to this size take SmallBatched's kernels and syrk a batched gemm
+/// when they are faster than the library paths (measured on an H200:
+/// docs/benchmarks.md, W5).
+constexpr int64_t kSmallCholeskyMaxN = 128;
+constexpr int64_t kSmallSolveMaxN = 128;
+constexpr int64_t kSmallSolveMaxCols = 16;
+constexpr int64_t kBatchedGemmSyrkMaxN = 256;
 
 /// A dimension as the int cuBLAS and cuSOLVER take.
 int toInt(int64_t v) {
@@ -437,11 +451,18 @@ public:
       return;
     if (k == 0)
       return zero(c, mc);
-    // X row-major is X' column-major: X X' = (X')' X' is syrk with op T.
-    for (int64_t b = 0; b < mc.batch; ++b)
-      GRAPHC_CUDA_CHECK(Lib<T>::syrk(
-          blas_, CUBLAS_FILL_MODE_LOWER, trans ? CUBLAS_OP_N : CUBLAS_OP_T, toInt(mc.rows),
-          toInt(k), &one_, x + b * mx.size(), mx.ld(), &zero_, c + b * mc.size(), mc.ld()));
+    // X row-major is X' column-major: X X' = (X')' X' is syrk with op T, or for a
+    // batch of small matrices one gemm with ops T, N (one launch, not one per item).
+    if (mc.batch > 1 && mc.rows <= kBatchedGemmSyrkMaxN)
+      GRAPHC_CUDA_CHECK(Lib<T>::gemmStridedBatched(
+          blas_, trans ? CUBLAS_OP_N : CUBLAS_OP_T, trans ? CUBLAS_OP_T : CUBLAS_OP_N,
+          toInt(mc.rows), toInt(mc.rows), toInt(k), &one_, x, mx.ld(), mx.size(), x, mx.ld(),
+          mx.size(), &zero_, c, mc.ld(), mc.size(), toInt(mc.batch)));
+    else
+      for (int64_t b = 0; b < mc.batch; ++b)
+        GRAPHC_CUDA_CHECK(Lib<T>::syrk(
+            blas_, CUBLAS_FILL_MODE_LOWER, trans ? CUBLAS_OP_N : CUBLAS_OP_T, toInt(mc.rows),
+            toInt(k), &one_, x + b * mx.size(), mx.ld(), &zero_, c + b * mc.size(), mc.ld()));
     // Column-major lower is row-major upper.
     launch("mirrorUpper", mc.batch * mc.size(), {&mc.batch, &mc.rows, &c});
   }
@@ -467,6 +488,9 @@ public:
   void cholesky(const T* a, T* l) {
     bool upper = flag("upper");
     Matrices m = operand(0);
+    const SmallBatched& small = kernels_.small();
+    if (m.rows <= kSmallCholeskyMaxN && small.fitsCholesky(m.rows, sizeof(T)))
+      return small.cholesky(m.batch, m.rows, a, l, upper, info_, stream_);
     T* f = upper ? l : static_cast<T*>(s_.matrix);
     copy(a, f, m);
     if (m.size() == 0)
@@ -488,6 +512,11 @@ public:
     bool lower = flag("lower"), right = flag("right_side");
     bool trans = flag("transpose_a"), unit = flag("unit_diagonal");
     Matrices ma = operand(0), mx = result(0);
+    const SmallBatched& small = kernels_.small();
+    if (!right && ma.rows <= kSmallSolveMaxN && mx.cols <= kSmallSolveMaxCols &&
+        small.fitsTriangularSolve(ma.rows, mx.cols, sizeof(T)))
+      return small.triangularSolve(mx.batch, ma.rows, mx.cols, a, rhs, x, {lower, trans, unit},
+                                   info_, stream_);
     copy(rhs, x, mx);
     if (!unit) // run() zeroed the info words
       launch("firstZeroDiagonal", ma.batch * ma.rows, {&ma.batch, &ma.rows, &a, &info_});

@@ -1,0 +1,80 @@
+//===- runtime/cuda/SmallBatched.h - Many small Cholesky factors and solves -*- C++ -*-===//
+//
+// Batched Cholesky factorization and triangular solves for many small matrices
+// (n up to about 128 in f64), where cuSOLVER's potrfBatched and cuBLAS's
+// trsmBatched spend their time on pointer arrays, layout transposes and launches
+// rather than on arithmetic. Each matrix is loaded once into shared memory by its
+// own group of threads (blockDim.x threads per matrix, blockDim.y matrices per
+// block), factored or solved there step by step with the group synchronized
+// between steps, and written back once; layouts are the row-major ones of
+// runtime/cuda/Library.h, and the info words are LAPACK's (first failing leading
+// minor; first zero diagonal). LibraryContext::run decides when to use them.
+//
+// The kernels are one CUDA C++ translation unit compiled through
+// KernelCache::global(), once per process at most (later processes load it from
+// the disk cache), and held with Library.cpp's helper kernels.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/cuda/KernelLibrary.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace graphc::cuda {
+
+struct LoadedModule;
+
+/// The triangle and form of the matrix A of a triangular solve op(A) X = B.
+struct TriangleFlags {
+  bool lower = true;      ///< A's lower triangle (else its upper)
+  bool transpose = false; ///< op(A) = A'
+  bool unit = false;      ///< A's diagonal taken as ones
+};
+
+/// The batched small-matrix kernels of the current device. Every launch only
+/// enqueues on the given stream: no allocation, no synchronization.
+class SmallBatched {
+public:
+  /// Compiles (or loads from the kernel cache) the kernels for the current device;
+  /// keep one per device (Library.cpp's helper kernels hold it).
+  SmallBatched();
+
+  /// True when cholesky() takes n x n matrices of `elementSize`-byte elements (the
+  /// matrix must fit in one block's shared memory).
+  bool fitsCholesky(int64_t n, size_t elementSize) const;
+  /// True when triangularSolve() takes n x n matrices with `cols` right-hand sides.
+  bool fitsTriangularSolve(int64_t n, int64_t cols, size_t elementSize) const;
+
+  /// `l` = the lower Cholesky factors of the `batch` row-major n x n matrices `a`
+  /// (from their lower triangles), or with `upper` the upper factors (from their
+  /// upper triangles); the other triangle zeroed. info[b] = 0, or the first leading
+  /// minor of item b that is not positive definite. `threadsPerMatrix` 0 picks by n
+  /// (other values are for tuning: a multiple of 32).
+  template <typename T>
+  void cholesky(int64_t batch, int64_t n, const T* a, T* l, bool upper, int* info,
+                cudaStream_t stream, int threadsPerMatrix = 0) const;
+
+  /// x = op(A)^-1 B for the `batch` row-major n x n triangular A (only the triangle
+  /// `flags` names is read) and n x cols right-hand sides B. info[b] = 0, or 1 + the
+  /// first i with A(i,i) = 0 in item b (not with flags.unit). `threadsPerMatrix` as
+  /// for cholesky().
+  template <typename T>
+  void triangularSolve(int64_t batch, int64_t n, int64_t cols, const T* a, const T* b, T* x,
+                       TriangleFlags flags, int* info, cudaStream_t stream,
+                       int threadsPerMatrix = 0) const;
+
+private:
+  Kernel kernel(const std::string& expression) const;
+  void launch(const std::string& expression, int64_t batch, int threadsPerMatrix,
+              size_t bytesPerMatrix, cudaStream_t stream, std::initializer_list<void*> args) const;
+
+  std::shared_ptr<const LoadedModule> module_;
+  std::map<std::string, Kernel> kernels_;
+  size_t maxSharedBytes_ = 0; ///< opt-in shared memory per block
+};
+
+} // namespace graphc::cuda

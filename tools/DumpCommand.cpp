@@ -8,7 +8,8 @@
 // it changed, so a single block still parses. With --lowered it runs the pipeline
 // and prints the lowered program: fused kernels and library calls over planned
 // buffer slots, with peak memory. With --cuda it prints the CUDA C++ generated for
-// each kernel step of that program (codegen/Cuda.h).
+// each kernel step of that program (codegen/Cuda.h). --batch N prints (or runs the
+// passes on) each graph batched N ways along a new leading axis (passes/Batch.h).
 //
 //===----------------------------------------------------------------------===//
 #include "tools/ArgParser.h"
@@ -155,7 +156,7 @@ int runDump(llvm::ArrayRef<std::string> args) {
   if (!after.empty())
     checkAfter(after, flags.pipeline()); // before reading the input
 
-  ir::Module module = loadModule(*file);
+  ir::Module module = flags.batched(loadModule(*file));
   if (lowered)
     dumpLowered(module, flags, donate);
   else if (cuda)

@@ -3,7 +3,8 @@
 // Parses and verifies a .gir module, runs a pass pipeline over each of its graphs
 // (the default pipeline unless --passes names one) and prints the result in the
 // text format. --facts adds each node's proven structure as a trailing comment,
-// which shows why a solve was lowered the way it was.
+// which shows why a solve was lowered the way it was. --batch N batches each graph
+// N ways along a new leading axis (passes/Batch.h) before the passes.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/ArgParser.h"
@@ -31,7 +32,7 @@ int runOpt(llvm::ArrayRef<std::string> args) {
     return kExitOk;
   }
   flags.pipeline(); // reject a bad --passes before reading the input
-  fmt::print("{}", printModuleText(flags.run(loadModule(*file)), flags.facts()));
+  fmt::print("{}", printModuleText(flags.run(flags.batched(loadModule(*file))), flags.facts()));
   return kExitOk;
 }
 

@@ -2,6 +2,7 @@
 #include "tools/Pipeline.h"
 
 #include "ir/Printer.h"
+#include "passes/Batch.h"
 #include "passes/Structure.h"
 #include "support/Error.h"
 
@@ -35,6 +36,21 @@ void PipelineFlags::declare(ArgParser& parser) {
                           verifyEach_ ? "on" : "off"),
               &verifyEach_);
   parser.flag("facts", "print each node's proven structure as a comment (// spd)", &facts_);
+  parser.option("batch", "N",
+                "batch each graph N ways first: every parameter and output gets a leading "
+                "axis of size N",
+                &batch_);
+}
+
+ir::Module PipelineFlags::batched(ir::Module module) const {
+  if (batch_.empty())
+    return module;
+  int64_t n = 0;
+  if (llvm::StringRef(batch_).getAsInteger(10, n) || n < 1)
+    throw UsageError(fmt::format("--batch '{}' is not a positive number", batch_));
+  for (auto& g : module.graphs)
+    g = passes::batchGraph(*g, n);
+  return module;
 }
 
 std::vector<const passes::Pass*> PipelineFlags::pipeline() const {

@@ -2,8 +2,8 @@
 //
 // `graphc opt` and `graphc dump --after=PASS` both run a pass pipeline over every
 // graph of a module. PipelineFlags declares their shared flags (--passes,
-// --verify-each, --facts), turns them into passes::PipelineOptions and runs the
-// passes; printGraphText prints a graph with or without its proven structure.
+// --verify-each, --facts, --batch), turns them into passes::PipelineOptions and runs
+// the passes; printGraphText prints a graph with or without its proven structure.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -23,8 +23,13 @@ public:
   /// Called with each input graph before its passes run.
   using BeforeGraph = std::function<void(const ir::Graph&)>;
 
-  /// Declares --passes, --verify-each and --facts on `parser`.
+  /// Declares --passes, --verify-each, --facts and --batch on `parser`.
   void declare(ArgParser& parser);
+
+  /// The graphs of `module` batched as --batch asks (passes/Batch.h: every parameter
+  /// and output gets a leading batch axis), or `module` itself without --batch.
+  /// Throws UsageError when the batch size is not a positive number.
+  ir::Module batched(ir::Module module) const;
 
   /// True when --passes was given.
   bool passesGiven() const { return !passes_.empty(); }
@@ -43,6 +48,7 @@ private:
   std::string passes_;
   bool verifyEach_ = passes::PipelineOptions::kDebugBuild;
   bool facts_ = false;
+  std::string batch_;
 };
 
 /// The passes named in `spec` ("a,b,c"). Throws UsageError naming an unknown pass

@@ -22,14 +22,14 @@ namespace graphc {
 /// How compile() optimizes.
 struct CompileOptions {
   /// The passes to run, "a,b,c"; empty runs the default pipeline, "none" runs none.
-  std::string passes;
+  std::string passes = {};
   /// When > 0, the graph is batched this many ways along a new leading axis
   /// (passes/Batch.h) before the passes run, so they see the whole batch; 0 compiles
   /// the graph as it is.
   int64_t batch = 0;
   /// With `batch`: per parameter, whether it gets the batch axis (unbatched ones are
   /// shared by every item); empty batches every parameter.
-  std::vector<bool> batchedParams;
+  std::vector<bool> batchedParams = {};
 };
 
 /// A compiled graph with its fallback.

@@ -302,3 +302,34 @@ TEST(GraphcDump, CudaPrintsTheSourceOfEachKernelStep) {
   EXPECT_EQ(misuse.exitCode, 2) << misuse.describe();
   EXPECT_THAT(misuse.err, HasSubstr("--cuda"));
 }
+
+TEST(GraphcBatch, DumpPrintsTheBatchedGraph) {
+  ToolResult r = runQuiet({"dump", "--batch", "3", kEnkf});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_THAT(r.out,
+              StartsWith("graph @enkf(%xi: f64[3,6,6], %y: f64[3,6,6], %obs: f64[3,6,1]) {"));
+  EXPECT_THAT(r.out, HasSubstr(" = solve ")) << "dump runs no passes";
+  EXPECT_EQ(reparsed(r.out), r.out);
+  // The batched text, dumped again without --batch, is the same graph.
+  EXPECT_EQ(runQuiet({"dump", "-"}, r.out).out, r.out);
+}
+
+TEST(GraphcBatch, OptLowersTheBatchOfSolvesToOneCholesky) {
+  ToolResult r = runQuiet({"opt", "--batch=4", kEnkf});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_THAT(r.out,
+              testing::ContainsRegex(" = cholesky %[0-9a-z_]+ \\{fallback\\} : f64\\[4,6,6\\]"));
+  EXPECT_THAT(r.out, Not(HasSubstr(" = solve ")));
+  ToolResult lowered = runQuiet({"dump", "--lowered", "--batch", "4", kEnkf});
+  ASSERT_EQ(lowered.exitCode, 0) << lowered.describe();
+  EXPECT_THAT(lowered.out, HasSubstr("cholesky"));
+}
+
+TEST(GraphcBatch, BadBatchSizeIsAUsageError) {
+  for (const char* bad : {"0", "-2", "x"}) {
+    ToolResult r = runQuiet({"opt", std::string("--batch=") + bad, kEnkf});
+    EXPECT_EQ(r.exitCode, 2) << bad << ": " << r.describe();
+    EXPECT_THAT(r.err, HasSubstr(std::string("--batch '") + bad + "' is not a positive number"));
+  }
+  EXPECT_THAT(runQuiet({"dump", "--help"}).out, HasSubstr("--batch=N"));
+}

@@ -84,7 +84,7 @@ void run(const char* workload, const std::string& text, int repeats) {
     float sum = 0;
     for (size_t i = 0; i < launches.size(); ++i) {
       GRAPHC_CUDA_CHECK(cudaEventRecord(start));
-      launches[i].kernel->launch(launches[i].in, launches[i].out, nullptr);
+      launches[i].kernel->launch(launches[i].in, launches[i].out, nullptr, nullptr);
       GRAPHC_CUDA_CHECK(cudaEventRecord(stop));
       GRAPHC_CUDA_CHECK(cudaEventSynchronize(stop));
       float ms = 0;

@@ -1,27 +1,35 @@
 //===- runtime/cuda/CudaBackend.cpp - The CUDA backend --------------------===//
 //
-// "cuda" runs the lowered program (passes/MemoryPlan.h) on one stream:
-//  - kernel steps are NVRTC-compiled fused kernels (codegen/Cuda.h through the
-//    kernel cache), compiled in parallel when the executable is made;
-//  - library steps are cuBLAS/cuSOLVER calls (runtime/cuda/Library.h) whose
-//    handles and workspaces are made once, at compile time;
-//  - the data-movement ops that are groups alone (transpose, slice, concat, diag,
-//    triu, ...) and the rare groups without an affine kernel run on the host
-//    through the cpu backend: the one place a run synchronizes and copies (none of
-//    the EnKF, chain, layernorm or batched-solve programs has such a step).
-// The slots come from the stream-ordered pool once and serve every run (so one
-// executable runs one call at a time). A run enqueues every step and synchronizes
-// once at the end, when it reads the solvers' info words: a failed
+// "cuda" runs the lowered program (passes/MemoryPlan.h). compile() prepares it
+// once: kernel steps become NVRTC-compiled fused kernels (codegen/Cuda.h through
+// the kernel cache, compiled in parallel), library steps cuBLAS/cuSOLVER calls
+// (runtime/cuda/Library.h), and the rare steps without a device form (data
+// movement ops that are groups alone: transpose, slice, concat, diag, triu, ...)
+// run on the host through the cpu backend, with a copy each way.
+//
+// A run happens on a lane: a stream with its own library handles and workspace,
+// the plan's slots, and the run's check words (library info words and kernel error
+// words, zeroed at the start of a run and copied at its end into a pinned ring the
+// host reads after waiting). Lanes are made once and kept: run() takes an idle one
+// (concurrent callers get lanes of their own), enqueue() uses the deferred lane,
+// whose ring holds many runs' checks so that K runs wait once. A failed
 // Cholesky the compiler chose becomes a FallbackError (the run is redone with LU),
-// any other failure an Error naming the op. Inputs may be host arrays (uploaded;
-// outputs come back on the host) or device arrays (outputs stay on the device and
-// own their pool memory).
+// any other failure an Error naming the op.
+//
+// A lane captures its first run as a CUDA graph (runtime/cuda/CapturedRun.h) and
+// replays it afterwards. Fused kernels read and write the caller's buffers
+// directly, and their graph nodes are pointed at each run's buffers; library calls
+// keep the pointers they were captured with, so a parameter a library call reads
+// is first copied into the lane's staging buffer, and an output that a fused
+// kernel does not write is copied from its slot (both copies rebindable). Programs
+// with host steps run without a graph. GRAPHC_CUDA_GRAPHS=0 turns graphs off.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/CudaBackend.h"
 
 #include "passes/MemoryPlan.h"
 #include "passes/Rewrite.h"
+#include "runtime/cuda/CapturedRun.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/Device.h"
 #include "runtime/cuda/FusedKernel.h"
@@ -30,7 +38,11 @@
 #include "runtime/cuda/Pool.h"
 
 #include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
 
 namespace graphc::cuda {
@@ -39,18 +51,42 @@ namespace {
 using ir::Value;
 using passes::Storage;
 
+/// Runs whose checks the deferred lane's ring holds before it must wait.
+constexpr size_t kRingRuns = 256;
+
 /// A step that runs on the host: its one-node graph compiled on the cpu backend.
 struct HostStep {
   std::unique_ptr<ir::Graph> graph;
   std::unique_ptr<Executable> exe;
 };
 
+/// Where a step finds one of its values in a run.
+struct Source {
+  enum Kind : uint8_t {
+    Param,    ///< the caller's input `index`
+    Staged,   ///< the lane's copy of input `index`
+    Constant, ///< constant `index`
+    Slot,     ///< the lane's slot `index`
+    Output,   ///< the caller's output `index`
+  } kind;
+  int index;
+};
+
 /// One step, ready to enqueue.
 struct PreparedStep {
+  enum class How { Kernel, Library, Host } how;
   const passes::Step* step;
+  std::vector<Source> ins, outs;
   std::unique_ptr<CudaFusedKernel> kernel;
-  std::vector<HostStep> host; ///< host steps, one per node, when not a kernel or library call
-  int64_t infoOffset = -1;    ///< a library call's info words in the run's info array
+  std::vector<HostStep> host; ///< one per node
+  int64_t checkOffset = -1;   ///< its info words or error word in the check words
+};
+
+/// An output that no fused kernel writes in place: copied from `from` at the end.
+struct OutputCopy {
+  int output;
+  Source from;
+  int64_t bytes;
 };
 
 /// A copy of `n` alone in a graph whose parameters are its operands.
@@ -74,8 +110,7 @@ void copyAsync(void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind, c
 
 /// A device array of type `t` owning `buffer`'s memory. The memory goes back to the
 /// pool on the legacy stream when the array dies: runs synchronize before they
-/// return, so no stream still uses it then, and the executable (and its stream) may
-/// be gone.
+/// return, so no stream still uses it then, and the executable may be gone.
 Array adoptDeviceBuffer(const ir::TensorType& t, DeviceBuffer buffer) {
   DevicePool* pool = buffer.pool();
   std::shared_ptr<void> owner(buffer.detach(), [pool](void* p) { pool->release(p, nullptr); });
@@ -87,232 +122,518 @@ Array newDeviceArray(const ir::TensorType& t, cudaStream_t s) {
   return adoptDeviceBuffer(t, DeviceBuffer(DevicePool::forDevice(0), std::max<int64_t>(t.bytes(), 1), s));
 }
 
+/// Pinned host ints (device copies into them can be captured in a graph).
+class PinnedInts {
+public:
+  explicit PinnedInts(size_t count) {
+    if (count)
+      GRAPHC_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p_), count * sizeof(int)));
+  }
+  PinnedInts(const PinnedInts&) = delete;
+  PinnedInts& operator=(const PinnedInts&) = delete;
+  ~PinnedInts() {
+    if (p_)
+      cudaFreeHost(p_);
+  }
+  int* data() const { return p_; }
+
+private:
+  int* p_ = nullptr;
+};
+
+/// True unless GRAPHC_CUDA_GRAPHS=0.
+bool graphsEnabled() {
+  const char* v = std::getenv("GRAPHC_CUDA_GRAPHS");
+  return !v || std::strcmp(v, "0") != 0;
+}
+
 class CudaExecutable final : public Executable {
 public:
   explicit CudaExecutable(const ir::Graph& g)
-      : Executable(Signature::of(g)),
-        graph_(passes::copyLive(g)),
+      : Executable(Signature::of(g)), graph_(passes::copyLive(g)),
         program_(passes::lowerToProgram(*graph_)), pool_(DevicePool::forDevice(0)) {
-    GRAPHC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    library_.emplace(0, stream_);
-    uploadConstants();
     prepareSteps();
-    slots_.resize(program_.slots().size());
-    info_ = DeviceBuffer(pool_, std::max<int64_t>(infoWords_, 1) * sizeof(int), stream_);
+    planBindings();
+    idle_.push_back(std::make_unique<Lane>(*this));
+    uploadConstants(*idle_.back());
   }
 
   ~CudaExecutable() override {
+    idle_.clear();
+    deferred_.reset();
     constants_.clear();
-    slots_.clear();
-    info_.reset();
-    library_.reset();
-    cudaStreamDestroy(stream_);
   }
 
   llvm::StringRef backendName() const override { return "cuda"; }
+  Device device() const override { return Device::Cuda; }
 
 protected:
   std::vector<Array> execute(llvm::ArrayRef<Array> inputs) override {
-    bool onDevice = !inputs.empty() && inputs.front().device() == Device::Cuda;
-    Run run;
-    for (size_t i = 0; i < inputs.size(); ++i)
-      run.params.push_back(paramBuffer(run, inputs[i], i));
-    for (size_t i = 0; i < slots_.size(); ++i) // again where an output took the last one
-      if (!slots_[i])
-        slots_[i] = DeviceBuffer(pool_, std::max<int64_t>(program_.slots()[i].bytes, 1), stream_);
-    for (const CudaFusedKernel* k : errorKernels_)
-      k->resetError(stream_);
-    for (const PreparedStep& p : steps_)
-      enqueue(run, p);
-    std::vector<int> info(infoWords_), errors(errorKernels_.size());
-    copyAsync(info.data(), info_.data(), infoWords_ * sizeof(int), cudaMemcpyDeviceToHost,
-              stream_);
-    for (size_t i = 0; i < errorKernels_.size(); ++i)
-      copyAsync(&errors[i], errorKernels_[i]->errorWord(), sizeof(int), cudaMemcpyDeviceToHost,
-                stream_);
-    std::vector<Array> outs = collectOutputs(run, onDevice);
-    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    for (size_t i = 0; i < errorKernels_.size(); ++i)
-      errorKernels_[i]->throwIfFailed(errors[i]);
-    checkInfo(info);
+    LaneGuard lane(*this);
+    std::vector<Array> keep; // host inputs' dense copies and their uploads
+    llvm::SmallVector<const void*, 8> params;
+    for (const Array& a : inputs) {
+      if (a.device() == Device::Cuda && !a.isContiguous())
+        throw Error(fmt::format("@{}: input {} (%{}) is a strided device array; the cuda "
+                                "backend needs dense device arrays",
+                                signature().graphName, params.size(),
+                                signature().paramNames[params.size()]));
+      if (a.device() == Device::Cuda) {
+        params.push_back(a.rawData());
+        continue;
+      }
+      keep.push_back(a.contiguous());
+      keep.push_back(newDeviceArray(a.type(), lane->stream));
+      copyAsync(keep.back().rawData(), keep[keep.size() - 2].rawData(), a.type().bytes(),
+                cudaMemcpyHostToDevice, lane->stream);
+      params.push_back(keep.back().rawData());
+    }
+    std::vector<Array> outs;
+    llvm::SmallVector<void*, 4> outPtrs;
+    for (const ir::TensorType& t : signature().outputTypes) {
+      outs.push_back(newDeviceArray(t, lane->stream));
+      outPtrs.push_back(outs.back().rawData());
+    }
+    runNow(*lane, {params, outPtrs});
+    if (!inputs.empty() && inputs.front().device() == Device::Cuda)
+      return outs;
+    for (Array& o : outs) {
+      Array host = Array::empty(o.dtype(), o.shape());
+      copyAsync(host.rawData(), o.rawData(), o.type().bytes(), cudaMemcpyDeviceToHost,
+                lane->stream);
+      o = host;
+    }
+    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane->stream));
     return outs;
   }
 
-private:
-  /// The device memory of one run.
-  struct Run {
-    std::vector<DeviceBuffer> uploads; ///< host inputs copied to the device
-    std::vector<const void*> params;
-  };
-
-  /// Fills and identities are made on the device; other constants on the host.
-  void uploadConstants() {
-    auto& cpu = getBackend("cpu-unfused");
-    for (const ir::Node* c : program_.constants()) {
-      constants_.emplace_back(pool_, std::max<int64_t>(c->type().bytes(), 1), stream_);
-      if (library_->materialize(*c, constants_.back().data()))
-        continue;
-      HostStep h{graphOfNode(*c), nullptr};
-      Array host = cpu.compile(*h.graph)->run({})[0];
-      copyAsync(constants_.back().data(), host.rawData(), c->type().bytes(),
-                cudaMemcpyHostToDevice, stream_);
-    }
-    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  void executeInto(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) override {
+    LaneGuard lane(*this);
+    Binding b = bind(inputs, outputs);
+    runNow(*lane, {b.params, b.outputs});
   }
 
+  void enqueueRun(size_t, llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) override {
+    if (!deferred_)
+      deferred_ = std::make_unique<Lane>(*this);
+    Binding b = bind(inputs, outputs);
+    enqueueOn(*deferred_, {b.params, b.outputs});
+  }
+
+  std::optional<RunFailure> finishRuns() override {
+    return deferred_ ? finishLane(*deferred_) : std::nullopt;
+  }
+
+private:
+  /// The caller's buffers of one run.
+  struct Buffers {
+    llvm::ArrayRef<const void*> params;
+    llvm::ArrayRef<void*> outputs;
+  };
+  /// Storage for Buffers made from Arrays.
+  struct Binding {
+    llvm::SmallVector<const void*, 8> params;
+    llvm::SmallVector<void*, 4> outputs;
+  };
+
+  /// A stream and everything a run on it needs (see the file comment).
+  struct Lane {
+    explicit Lane(const CudaExecutable& exe)
+        : ring(exe.checkWords_ * (exe.checkWords_ ? kRingRuns : 0)) {
+      GRAPHC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      library.emplace(0, stream);
+      for (const PreparedStep& p : exe.steps_)
+        if (p.how == PreparedStep::How::Library)
+          library->reserve(*p.step->nodes.front());
+      for (const passes::Slot& s : exe.program_.slots())
+        slots.emplace_back(exe.pool_, std::max<int64_t>(s.bytes, 1), stream);
+      for (int param : exe.staged_)
+        staging.emplace_back(exe.pool_,
+                             std::max<int64_t>(exe.signature().paramTypes[param].bytes(), 1),
+                             stream);
+      checks = DeviceBuffer(exe.pool_, std::max<int64_t>(exe.checkWords_, 1) * sizeof(int), stream);
+      GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    ~Lane() {
+      cudaStreamSynchronize(stream);
+      graph.reset();
+      slots.clear();
+      staging.clear();
+      checks.reset();
+      library.reset();
+      cudaStreamDestroy(stream);
+    }
+
+    cudaStream_t stream = nullptr;
+    std::optional<LibraryContext> library;
+    std::vector<DeviceBuffer> slots, staging;
+    DeviceBuffer checks;
+    PinnedInts ring;                    ///< kRingRuns runs' check words
+    std::unique_ptr<CapturedRun> graph; ///< the captured run, once made
+    bool noGraph = false;               ///< capturing failed: run step by step
+    size_t queued = 0;                  ///< runs in the ring
+    size_t drained = 0;                 ///< runs checked since the last finish
+    std::optional<RunFailure> failure;  ///< the first failure found so far
+  };
+
+  /// Holds an idle lane (or a new one) for one synchronous run.
+  class LaneGuard {
+  public:
+    explicit LaneGuard(CudaExecutable& exe) : exe_(exe) {
+      {
+        std::lock_guard<std::mutex> lock(exe.mutex_);
+        if (!exe.idle_.empty()) {
+          lane_ = std::move(exe.idle_.back());
+          exe.idle_.pop_back();
+        }
+      }
+      if (!lane_)
+        lane_ = std::make_unique<Lane>(exe);
+    }
+    ~LaneGuard() {
+      std::lock_guard<std::mutex> lock(exe_.mutex_);
+      exe_.idle_.push_back(std::move(lane_));
+    }
+    Lane* operator->() const { return lane_.get(); }
+    Lane& operator*() const { return *lane_; }
+
+  private:
+    CudaExecutable& exe_;
+    std::unique_ptr<Lane> lane_;
+  };
+
+  //===--- Preparation ----------------------------------------------------===//
+
   void prepareSteps() {
+    std::vector<codegen::CudaKernel> sources;
     std::vector<codegen::Kernel> kernels;
-    std::vector<size_t> kernelStep;
     for (const passes::Step& s : program_.steps()) {
-      PreparedStep p{&s, nullptr, {}, -1};
+      PreparedStep p{PreparedStep::How::Host, &s, {}, {}, nullptr, {}, -1};
       const ir::Node& first = *s.nodes.front();
       if (s.kind == passes::Step::Kind::Library && LibraryContext::supports(first)) {
-        library_->reserve(first);
-        p.infoOffset = infoWords_;
-        infoWords_ += LibraryContext::infoCount(first);
+        p.how = PreparedStep::How::Library;
+        p.checkOffset = checkWords_;
+        checkWords_ += LibraryContext::infoCount(first);
       } else if (s.kind == passes::Step::Kind::Kernel &&
                  passes::fusionRole(first) != passes::FusionRole::Alone) {
         auto built = codegen::buildKernel(s.nodes, s.outputs);
         if (auto* k = std::get_if<codegen::Kernel>(&built)) {
+          p.how = PreparedStep::How::Kernel;
+          sources.push_back(codegen::emitCuda(*k, "graphc_kernel"));
           kernels.push_back(std::move(*k));
-          kernelStep.push_back(steps_.size());
         }
       }
       steps_.push_back(std::move(p));
     }
     // Compile every kernel in parallel into the cache, then load each from it.
-    std::vector<codegen::CudaKernel> sources;
-    for (const codegen::Kernel& k : kernels)
-      sources.push_back(codegen::emitCuda(k, "graphc_kernel"));
     KernelCache::global().compileAll(sources);
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      auto& k = steps_[kernelStep[i]].kernel;
-      k = std::make_unique<CudaFusedKernel>(std::move(kernels[i]));
-      if (k->errorWord())
-        errorKernels_.push_back(k.get());
-    }
-    for (PreparedStep& p : steps_)
-      if (!p.kernel && p.infoOffset < 0)
+    size_t next = 0;
+    for (PreparedStep& p : steps_) {
+      if (p.how == PreparedStep::How::Kernel) {
+        p.kernel = std::make_unique<CudaFusedKernel>(std::move(kernels[next++]));
+        if (p.kernel->hasErrorWord())
+          p.checkOffset = checkWords_++;
+        capturable_ = capturable_ && p.kernel->alwaysFails().empty();
+      } else if (p.how == PreparedStep::How::Host) {
+        capturable_ = false;
         for (const ir::Node* n : p.step->nodes) {
           HostStep h{graphOfNode(*n), nullptr};
           h.exe = getBackend("cpu").compile(*h.graph);
           p.host.push_back(std::move(h));
         }
-  }
-
-  const void* paramBuffer(Run& run, const Array& a, size_t i) {
-    if (a.device() == Device::Cuda) {
-      if (!a.isContiguous())
-        throw Error(fmt::format("@{}: input {} (%{}) is a strided device array; the cuda backend "
-                                "needs dense device arrays",
-                                signature().graphName, i, signature().paramNames[i]));
-      return a.rawData();
-    }
-    Array dense = a.contiguous();
-    run.uploads.emplace_back(pool_, std::max<int64_t>(dense.type().bytes(), 1), stream_);
-    copyAsync(run.uploads.back().data(), dense.rawData(), dense.type().bytes(),
-              cudaMemcpyHostToDevice, stream_);
-    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream_)); // `dense` may be a temporary copy
-    return run.uploads.back().data();
-  }
-
-  void* address(Run& run, Value v) const {
-    Storage st = program_.storage(v);
-    switch (st.kind) {
-    case Storage::Param:
-      return const_cast<void*>(run.params[st.index]);
-    case Storage::Constant:
-      return constants_[st.index].data();
-    default:
-      return slots_[st.index].data();
+      }
     }
   }
 
-  void enqueue(Run& run, const PreparedStep& p) {
-    const passes::Step& s = *p.step;
-    std::vector<const void*> ins;
-    std::vector<void*> outs;
-    if (p.kernel) {
-      for (Value v : p.kernel->kernel().inputs)
-        ins.push_back(address(run, v));
-      for (const codegen::KernelOutput& o : p.kernel->kernel().outputs)
-        outs.push_back(address(run, o.value));
-      p.kernel->launch(ins, outs, stream_);
-      return;
+  /// Decides where each step finds its values (see the file comment).
+  void planBindings() {
+    std::map<std::pair<const ir::Node*, unsigned>, bool> readByCall; // by a library or host step
+    std::map<std::pair<const ir::Node*, unsigned>, bool> byKernel;
+    for (const PreparedStep& p : steps_) {
+      for (Value v : p.step->inputs)
+        if (p.how != PreparedStep::How::Kernel)
+          readByCall[{v.node, v.index}] = true;
+      for (Value v : p.step->outputs)
+        byKernel[{v.node, v.index}] = p.how == PreparedStep::How::Kernel;
     }
-    if (p.infoOffset >= 0) {
-      for (Value v : s.inputs)
-        ins.push_back(address(run, v));
-      for (Value v : s.outputs)
-        outs.push_back(address(run, v));
-      library_->run(*s.nodes.front(), ins, outs, info_.as<int>() + p.infoOffset);
-      return;
+    std::vector<int> stagedIndex(signature().paramTypes.size(), -1);
+    std::map<std::pair<const ir::Node*, unsigned>, int> direct; // value -> output it is
+    const auto& outputs = graph_->outputs();
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      std::pair<const ir::Node*, unsigned> key{outputs[j].node, outputs[j].index};
+      if (program_.storage(outputs[j]).kind == Storage::Slot && byKernel[key] &&
+          !readByCall[key] && !direct.count(key))
+        direct[key] = static_cast<int>(j);
     }
-    runOnHost(run, p);
+    auto source = [&](Value v, bool call) {
+      Storage st = program_.storage(v);
+      auto d = direct.find({v.node, v.index});
+      if (d != direct.end())
+        return Source{Source::Output, d->second};
+      if (st.kind == Storage::Param && call) {
+        if (stagedIndex[st.index] < 0) {
+          stagedIndex[st.index] = static_cast<int>(staged_.size());
+          staged_.push_back(st.index);
+        }
+        return Source{Source::Staged, stagedIndex[st.index]};
+      }
+      if (st.kind == Storage::Param)
+        return Source{Source::Param, st.index};
+      return Source{st.kind == Storage::Constant ? Source::Constant : Source::Slot, st.index};
+    };
+    for (PreparedStep& p : steps_) {
+      bool call = p.how != PreparedStep::How::Kernel;
+      for (Value v : p.step->inputs)
+        p.ins.push_back(source(v, call));
+      for (Value v : p.step->outputs)
+        p.outs.push_back(source(v, false));
+    }
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      auto d = direct.find({outputs[j].node, outputs[j].index});
+      if (d == direct.end() || d->second != static_cast<int>(j))
+        copies_.push_back({static_cast<int>(j), source(outputs[j], false), outputs[j].type().bytes()});
+    }
+  }
+
+  /// Fills and identities are made on the device; other constants on the host.
+  void uploadConstants(Lane& lane) {
+    auto& cpu = getBackend("cpu-unfused");
+    for (const ir::Node* c : program_.constants()) {
+      constants_.emplace_back(pool_, std::max<int64_t>(c->type().bytes(), 1), lane.stream);
+      if (lane.library->materialize(*c, constants_.back().data()))
+        continue;
+      HostStep h{graphOfNode(*c), nullptr};
+      Array host = cpu.compile(*h.graph)->run({})[0];
+      copyAsync(constants_.back().data(), host.rawData(), c->type().bytes(),
+                cudaMemcpyHostToDevice, lane.stream);
+      GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream)); // `host` dies here
+    }
+    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream));
+  }
+
+  /// The raw buffers of the caller's arrays.
+  static Binding bind(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) {
+    Binding b;
+    for (const Array& a : inputs)
+      b.params.push_back(a.rawData());
+    for (const Array& a : outputs)
+      b.outputs.push_back(a.rawData());
+    return b;
+  }
+
+  //===--- Running --------------------------------------------------------===//
+
+  void* resolve(const Lane& lane, const Buffers& b, Source s) const {
+    switch (s.kind) {
+    case Source::Param:
+      return const_cast<void*>(b.params[s.index]);
+    case Source::Staged:
+      return lane.staging[s.index].data();
+    case Source::Constant:
+      return constants_[s.index].data();
+    case Source::Slot:
+      return lane.slots[s.index].data();
+    case Source::Output:
+      return b.outputs[s.index];
+    }
+    return nullptr;
+  }
+
+  /// The buffers of kernel step `p` in a run.
+  struct KernelCall {
+    llvm::SmallVector<const void*, 8> ins;
+    llvm::SmallVector<void*, 4> outs;
+    int* errorWord;
+  };
+  KernelCall kernelCall(const Lane& lane, const Buffers& b, const PreparedStep& p) const {
+    KernelCall c{{}, {}, p.checkOffset >= 0 ? lane.checks.as<int>() + p.checkOffset : nullptr};
+    for (Source s : p.ins)
+      c.ins.push_back(resolve(lane, b, s));
+    for (Source s : p.outs)
+      c.outs.push_back(resolve(lane, b, s));
+    return c;
+  }
+
+  /// The copies of a run, in order: staged inputs, outputs, check words. Calls
+  /// f(id, dst, src, bytes, kind) for each that moves bytes.
+  template <typename F> void forEachCopy(const Lane& lane, const Buffers& b, size_t ringSlot,
+                                         F&& f) const {
+    size_t id = 0;
+    for (size_t i = 0; i < staged_.size(); ++i, ++id)
+      f(id, lane.staging[i].data(), b.params[staged_[i]],
+        signature().paramTypes[staged_[i]].bytes(), cudaMemcpyDeviceToDevice);
+    for (const OutputCopy& c : copies_) {
+      f(id++, b.outputs[c.output], resolve(lane, b, c.from), c.bytes, cudaMemcpyDeviceToDevice);
+    }
+    if (checkWords_)
+      f(id, lane.ring.data() + ringSlot * checkWords_, lane.checks.data(),
+        checkWords_ * int64_t{sizeof(int)}, cudaMemcpyDeviceToHost);
+  }
+
+  /// Enqueues a run step by step on the lane's stream; with `record`, names the
+  /// nodes a capture needs to rebind.
+  void enqueueSteps(Lane& lane, const Buffers& b, size_t ringSlot, CapturedRun* record) {
+    if (checkWords_)
+      GRAPHC_CUDA_CHECK(
+          cudaMemsetAsync(lane.checks.data(), 0, checkWords_ * sizeof(int), lane.stream));
+    bool inputsCopied = false; // staged inputs before the steps, the rest after
+    auto copy = [&](size_t id, void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind) {
+      if (bytes == 0 || (id < staged_.size()) == inputsCopied)
+        return;
+      copyAsync(dst, src, bytes, kind, lane.stream);
+      if (record)
+        record->recordCopy(id, dst, src, bytes, kind, lane.stream);
+    };
+    forEachCopy(lane, b, ringSlot, copy);
+    inputsCopied = true;
+    size_t kernelId = 0;
+    for (const PreparedStep& p : steps_) {
+      switch (p.how) {
+      case PreparedStep::How::Kernel: {
+        KernelCall c = kernelCall(lane, b, p);
+        p.kernel->launch(c.ins, c.outs, c.errorWord, lane.stream);
+        if (record)
+          record->recordKernel(kernelId, p.kernel->arguments(c.ins, c.outs, c.errorWord),
+                               lane.stream);
+        ++kernelId;
+        break;
+      }
+      case PreparedStep::How::Library:
+        runLibrary(lane, b, p);
+        break;
+      case PreparedStep::How::Host:
+        runOnHost(lane, b, p);
+        break;
+      }
+    }
+    forEachCopy(lane, b, ringSlot, copy);
+  }
+
+  /// Points a captured run's kernels and copies at this run's buffers.
+  void rebind(Lane& lane, const Buffers& b, size_t ringSlot) {
+    size_t kernelId = 0;
+    for (const PreparedStep& p : steps_)
+      if (p.how == PreparedStep::How::Kernel) {
+        KernelCall c = kernelCall(lane, b, p);
+        lane.graph->bindKernel(kernelId++, p.kernel->arguments(c.ins, c.outs, c.errorWord));
+      }
+    forEachCopy(lane, b, ringSlot,
+                [&](size_t id, void* dst, const void* src, int64_t bytes, cudaMemcpyKind) {
+                  if (bytes > 0)
+                    lane.graph->bindCopy(id, dst, src);
+                });
+  }
+
+  void runLibrary(Lane& lane, const Buffers& b, const PreparedStep& p) {
+    llvm::SmallVector<const void*, 4> ins;
+    llvm::SmallVector<void*, 4> outs;
+    for (Source s : p.ins)
+      ins.push_back(resolve(lane, b, s));
+    for (Source s : p.outs)
+      outs.push_back(resolve(lane, b, s));
+    lane.library->run(*p.step->nodes.front(), ins, outs, lane.checks.as<int>() + p.checkOffset);
   }
 
   /// Runs a step's nodes on the host: downloads their operands, uploads results.
-  void runOnHost(Run& run, const PreparedStep& p) {
+  void runOnHost(Lane& lane, const Buffers& b, const PreparedStep& p) {
     const passes::Step& s = *p.step;
     std::map<std::pair<const ir::Node*, unsigned>, Array> local;
-    auto hostValue = [&](Value v) {
-      auto it = local.find({v.node, v.index});
-      if (it != local.end())
-        return it->second;
+    for (size_t i = 0; i < s.inputs.size(); ++i) {
+      Value v = s.inputs[i];
       Array a = Array::empty(v.type().dtype, v.type().shape);
-      copyAsync(a.rawData(), address(run, v), v.type().bytes(), cudaMemcpyDeviceToHost, stream_);
-      GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      return local[{v.node, v.index}] = a;
-    };
+      copyAsync(a.rawData(), resolve(lane, b, p.ins[i]), v.type().bytes(), cudaMemcpyDeviceToHost,
+                lane.stream);
+      local[{v.node, v.index}] = a;
+    }
+    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream));
     for (size_t i = 0; i < s.nodes.size(); ++i) {
       const ir::Node& n = *s.nodes[i];
       std::vector<Array> operands;
       for (Value v : n.operands())
-        operands.push_back(hostValue(v));
+        operands.push_back(local.at({v.node, v.index}));
       std::vector<Array> results = p.host[i].exe->run(operands);
       for (unsigned r = 0; r < results.size(); ++r)
         local[{&n, r}] = results[r];
     }
-    for (Value v : s.outputs) {
+    for (size_t i = 0; i < s.outputs.size(); ++i) {
+      Value v = s.outputs[i];
       Array a = local.at({v.node, v.index}).contiguous();
-      copyAsync(address(run, v), a.rawData(), v.type().bytes(), cudaMemcpyHostToDevice, stream_);
-      GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream_)); // `a` dies here
+      copyAsync(resolve(lane, b, p.outs[i]), a.rawData(), v.type().bytes(),
+                cudaMemcpyHostToDevice, lane.stream);
+      GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream)); // `a` dies here
     }
   }
 
-  std::vector<Array> collectOutputs(Run& run, bool onDevice) {
-    std::vector<Array> outs;
-    std::map<int, Array> handedOut; // slot -> the device output that took it
-    for (Value v : graph_->outputs()) {
-      const ir::TensorType& t = v.type();
-      Storage st = program_.storage(v);
-      if (!onDevice) {
-        outs.push_back(Array::empty(t.dtype, t.shape));
-        copyAsync(outs.back().rawData(), address(run, v), t.bytes(), cudaMemcpyDeviceToHost,
-                  stream_);
-      } else if (st.kind == Storage::Slot) {
-        // The output takes its slot's buffer (values sharing a slot at the end are one).
-        auto it = handedOut.find(st.index);
-        if (it == handedOut.end()) {
-          it = handedOut.emplace(st.index, adoptDeviceBuffer(t, std::move(slots_[st.index]))).first;
-        }
-        outs.push_back(it->second);
-      } else { // a parameter or constant: a copy the caller owns
-        outs.push_back(newDeviceArray(t, stream_));
-        copyAsync(outs.back().rawData(), address(run, v), t.bytes(), cudaMemcpyDeviceToDevice,
-                  stream_);
-      }
+  /// Enqueues one run on `lane`: a replay of its captured graph where it has one
+  /// (capturing it on the first run), step by step otherwise.
+  void enqueueOn(Lane& lane, const Buffers& b) {
+    if (checkWords_ && lane.queued == kRingRuns)
+      drain(lane);
+    size_t slot = lane.queued;
+    if (capturable_ && !lane.noGraph && !lane.graph && graphsEnabled())
+      capture(lane, b, slot);
+    if (lane.graph) {
+      rebind(lane, b, slot);
+      lane.graph->launch(lane.stream);
+    } else {
+      enqueueSteps(lane, b, slot, nullptr);
     }
-    return outs;
+    ++lane.queued;
   }
 
-  /// Throws for the first library call whose info words report a failure.
-  void checkInfo(const std::vector<int>& info) const {
+  /// Captures a run of `lane` as its graph; a capture that fails leaves the lane
+  /// running step by step.
+  void capture(Lane& lane, const Buffers& b, size_t slot) {
+    auto graph = std::make_unique<CapturedRun>();
+    try {
+      graph->begin(lane.stream);
+      enqueueSteps(lane, b, slot, graph.get());
+      graph->end(lane.stream);
+      lane.graph = std::move(graph);
+    } catch (const Error&) {
+      graph->abandon(lane.stream);
+      lane.noGraph = true;
+    }
+  }
+
+  /// Runs one call on `lane` and waits for it; throws its failure.
+  void runNow(Lane& lane, const Buffers& b) {
+    enqueueOn(lane, b);
+    if (std::optional<RunFailure> f = finishLane(lane))
+      std::rethrow_exception(f->error);
+  }
+
+  /// Waits for the lane's queued runs and reads their checks.
+  void drain(Lane& lane) {
+    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream));
+    for (size_t r = 0; r < lane.queued && !lane.failure; ++r)
+      if (std::exception_ptr e = failureOf(lane.ring.data() + r * checkWords_))
+        lane.failure = RunFailure{lane.drained + r, e};
+    lane.drained += lane.queued;
+    lane.queued = 0;
+  }
+
+  std::optional<RunFailure> finishLane(Lane& lane) {
+    drain(lane);
+    lane.drained = 0;
+    return std::exchange(lane.failure, std::nullopt);
+  }
+
+  /// The first failure one run's check words report, or null.
+  std::exception_ptr failureOf(const int* words) const {
     for (const PreparedStep& p : steps_) {
-      if (p.infoOffset < 0)
+      if (p.checkOffset < 0)
         continue;
+      if (p.how == PreparedStep::How::Kernel) {
+        try {
+          p.kernel->throwIfFailed(words[p.checkOffset]);
+        } catch (const Error&) {
+          return std::current_exception();
+        }
+        continue;
+      }
       const ir::Node& n = *p.step->nodes.front();
-      std::optional<std::string> failure = LibraryContext::failure(n, info.data() + p.infoOffset);
+      std::optional<std::string> failure = LibraryContext::failure(n, words + p.checkOffset);
       if (!failure)
         continue;
       std::string who = ir::opName(n.op()).str();
@@ -320,24 +641,25 @@ private:
         who += fmt::format(" (%{})", n.name());
       std::string message = fmt::format("{}: {}", who, *failure);
       if (n.attrs().flag("fallback"))
-        throw FallbackError(message, n.loc());
-      throw Error(message, n.loc());
+        return std::make_exception_ptr(FallbackError(message, n.loc()));
+      return std::make_exception_ptr(Error(message, n.loc()));
     }
+    return nullptr;
   }
 
   std::unique_ptr<ir::Graph> graph_;
   passes::Program program_;
   DevicePool& pool_;
-  cudaStream_t stream_ = nullptr;
-  std::optional<LibraryContext> library_;
-  std::vector<DeviceBuffer> constants_;
-  /// The plan's slots and the library calls' info words, kept from run to run (a
-  /// device output takes its slot, which the next run allocates again).
-  std::vector<DeviceBuffer> slots_;
-  DeviceBuffer info_;
   std::vector<PreparedStep> steps_;
-  std::vector<const CudaFusedKernel*> errorKernels_; ///< kernels with an error word
-  int64_t infoWords_ = 0;
+  std::vector<int> staged_;         ///< inputs library calls read, copied to staging
+  std::vector<OutputCopy> copies_;  ///< outputs copied at the end of a run
+  std::vector<DeviceBuffer> constants_;
+  int64_t checkWords_ = 0;          ///< ints of check words per run
+  bool capturable_ = true;          ///< no host steps, no kernel that always fails
+
+  std::mutex mutex_;                ///< guards idle_
+  std::vector<std::unique_ptr<Lane>> idle_;
+  std::unique_ptr<Lane> deferred_;
 };
 
 class CudaBackend final : public Backend {
@@ -368,6 +690,10 @@ Array toHost(const Array& a) {
   copyAsync(host.rawData(), a.rawData(), a.type().bytes(), cudaMemcpyDeviceToHost, nullptr);
   GRAPHC_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   return host;
+}
+
+Array emptyOnDevice(DType dtype, llvm::ArrayRef<int64_t> shape) {
+  return newDeviceArray(ir::TensorType(dtype, shape), nullptr);
 }
 
 std::unique_ptr<Backend> createCudaBackend() {

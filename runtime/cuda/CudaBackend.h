@@ -20,6 +20,9 @@ std::unique_ptr<Backend> createCudaBackend();
 /// A dense copy of host array `a` in device memory (from the device pool, owned by
 /// the result). Synchronous.
 Array toDevice(const Array& a);
+/// A new dense device array with uninitialized elements (from the device pool,
+/// owned by the result): an output for Executable::run(inputs, outputs).
+Array emptyOnDevice(DType dtype, llvm::ArrayRef<int64_t> shape);
 /// A host copy of device array `a`. Synchronous.
 Array toHost(const Array& a);
 

@@ -1,7 +1,6 @@
 //===- runtime/cuda/FusedKernel.cpp - Running a kernel on the GPU ---------===//
 #include "runtime/cuda/FusedKernel.h"
 
-#include "runtime/cuda/Check.h"
 #include "support/Error.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -35,44 +34,38 @@ std::string emptyReductionError(const codegen::Kernel& k) {
 
 CudaFusedKernel::CudaFusedKernel(codegen::Kernel kernel, KernelCache& cache)
     : k_(std::move(kernel)), cuda_(codegen::emitCuda(k_, "graphc_kernel")),
-      loaded_(cache.get(cuda_)), emptyReduction_(emptyReductionError(k_)) {
-  if (cuda_.hasErrorWord) {
-    GRAPHC_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&error_), sizeof(int)));
-    GRAPHC_CUDA_CHECK(cudaMemset(error_, 0, sizeof(int)));
-  }
-}
+      loaded_(cache.get(cuda_)), emptyReduction_(emptyReductionError(k_)) {}
 
-CudaFusedKernel::~CudaFusedKernel() {
-  if (error_)
-    cudaFree(error_); // errors at teardown have nowhere to go
-}
-
-void CudaFusedKernel::launch(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
-                             cudaStream_t stream) const {
+llvm::SmallVector<void*, 16> CudaFusedKernel::arguments(llvm::ArrayRef<const void*> inputs,
+                                                        llvm::ArrayRef<void*> outputs,
+                                                        int* errorWord) const {
   if (inputs.size() != k_.inputs.size() || outputs.size() != k_.outputs.size())
     throw Error(fmt::format("fused kernel launch: {} inputs and {} outputs given, {} and {} "
                             "expected",
                             inputs.size(), outputs.size(), k_.inputs.size(), k_.outputs.size()));
+  llvm::SmallVector<void*, 16> values;
+  for (const void* p : inputs)
+    values.push_back(const_cast<void*>(p));
+  values.append(outputs.begin(), outputs.end());
+  if (cuda_.hasErrorWord)
+    values.push_back(errorWord);
+  return values;
+}
+
+void CudaFusedKernel::launch(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
+                             int* errorWord, cudaStream_t stream) const {
+  llvm::SmallVector<void*, 16> values = arguments(inputs, outputs, errorWord);
   if (!emptyReduction_.empty())
     throw Error(emptyReduction_);
   // cudaLaunchKernel wants the address of each parameter's value.
   llvm::SmallVector<void*, 16> args;
-  for (const void* const& p : inputs)
-    args.push_back(const_cast<void*>(static_cast<const void*>(&p)));
-  for (void* const& p : outputs)
-    args.push_back(const_cast<void*>(static_cast<const void*>(&p)));
-  if (error_)
-    args.push_back(const_cast<int**>(&error_));
+  for (void*& v : values)
+    args.push_back(&v);
   LaunchConfig config;
   config.grid = dim3(cuda_.gridSize);
   config.block = dim3(cuda_.blockSize);
   config.stream = stream;
   loaded_->kernel.launch(config, args);
-}
-
-void CudaFusedKernel::resetError(cudaStream_t stream) const {
-  if (error_)
-    GRAPHC_CUDA_CHECK(cudaMemsetAsync(error_, 0, sizeof(int), stream));
 }
 
 void CudaFusedKernel::throwIfFailed(int code) const {

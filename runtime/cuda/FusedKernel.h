@@ -6,12 +6,13 @@
 //
 // Integer division or remainder by zero and negative integer powers, errors on the
 // CPU, cannot be reported by a launch that does not wait. A kernel that can meet
-// them writes a code into its device error word (errorWord(), 0 when all went
-// well); the executor copies it back with the run's other checks and calls
+// them (hasErrorWord()) takes a device int from the caller, which it leaves alone
+// when all goes well and otherwise sets, once, to an error code; the executor
+// zeroes it before the run, copies it back with the run's other checks and calls
 // throwIfFailed().
 //
-//   CudaFusedKernel k(kernel);                  // compiles or finds it in the cache
-//   k.launch({x, w}, {out}, stream);             // enqueues
+//   CudaFusedKernel k(kernel);                      // compiles or finds it in the cache
+//   k.launch({x, w}, {out}, errorWord, stream);      // enqueues
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -21,6 +22,7 @@
 #include "runtime/cuda/KernelCache.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cuda_runtime_api.h>
 
@@ -32,39 +34,40 @@ namespace graphc::cuda {
 /// A fused kernel ready to launch on the GPU.
 class CudaFusedKernel {
 public:
-  /// Generates, compiles (or finds in `cache`) and loads `kernel`'s CUDA kernel;
-  /// allocates the error word when the kernel has one. Throws graphc::Error.
+  /// Generates, compiles (or finds in `cache`) and loads `kernel`'s CUDA kernel.
+  /// Throws graphc::Error.
   explicit CudaFusedKernel(codegen::Kernel kernel, KernelCache& cache = KernelCache::global());
-  CudaFusedKernel(const CudaFusedKernel&) = delete;
-  CudaFusedKernel& operator=(const CudaFusedKernel&) = delete;
-  ~CudaFusedKernel();
 
   /// Enqueues the kernel on `stream`. `inputs` are dense device buffers of
   /// Kernel::inputs' types, `outputs` of Kernel::outputs'; an output may be the
-  /// buffer of an input of the same size (in place). Throws graphc::Error on a
-  /// wrong argument count, a launch error, or (as the CPU) a max, min, mean,
-  /// argmax or argmin over zero elements.
-  void launch(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
+  /// buffer of an input of the same size (in place). `errorWord` is a zeroed device
+  /// int when hasErrorWord(), ignored otherwise. Throws graphc::Error on a wrong
+  /// argument count, a launch error, or alwaysFails().
+  void launch(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs, int* errorWord,
               cudaStream_t stream) const;
+
+  /// The values of the kernel's parameters for a launch, in order: what launch()
+  /// passes, for a caller that launches it another way (a CUDA graph node).
+  llvm::SmallVector<void*, 16> arguments(llvm::ArrayRef<const void*> inputs,
+                                         llvm::ArrayRef<void*> outputs, int* errorWord) const;
 
   const codegen::Kernel& kernel() const { return k_; }
   /// The generated kernel: source and launch shape.
   const codegen::CudaKernel& cuda() const { return cuda_; }
 
-  /// The device int the kernel stores an error code in, or nullptr when it cannot
-  /// fail. It starts at 0 and keeps the first error until resetError().
-  int* errorWord() const { return error_; }
-  /// Enqueues setting the error word back to 0 (nothing without one).
-  void resetError(cudaStream_t stream) const;
+  /// True when the kernel reports errors through an error word.
+  bool hasErrorWord() const { return cuda_.hasErrorWord; }
+  /// The error every launch throws before enqueuing anything (as the CPU: a max,
+  /// min, mean, argmax or argmin over zero elements), or "" when there is none.
+  const std::string& alwaysFails() const { return emptyReduction_; }
   /// Throws the CPU backend's graphc::Error for error code `code` (copied back
-  /// from errorWord()); does nothing for 0.
+  /// from the error word); does nothing for 0.
   void throwIfFailed(int code) const;
 
 private:
   codegen::Kernel k_;
   codegen::CudaKernel cuda_;
   std::shared_ptr<const LoadedKernel> loaded_;
-  int* error_ = nullptr;
   std::string emptyReduction_; ///< the error every launch throws, if any
 };
 

@@ -1,0 +1,203 @@
+//===- tests/gpu/CudaPreparedRunTest.cpp - Runs into device arrays, deferred ===//
+//
+// The cuda backend's prepared runs against the cpu backend on random inputs:
+// runs into the caller's device arrays with new buffers every run (the captured
+// CUDA graph is pointed at them) and the same with graphs off, graphs where
+// library calls read parameters and write outputs (staged and copied), K deferred
+// runs with one wait, failures reported by finish() with their run (solver info
+// words and kernel error words, beyond the check ring's size), and concurrent
+// run() calls from several threads.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuTestUtil.h"
+
+#include "ir/Parser.h"
+#include "runtime/core/Compile.h"
+#include "runtime/cuda/CudaBackend.h"
+#include "support/Numeric.h"
+
+#include <cstdlib>
+#include <thread>
+
+namespace graphc {
+namespace {
+
+/// Library calls read the parameters %x and %w and write outputs %c and %g;
+/// fused kernels write %t and %s; %w is returned as it is and %t twice.
+constexpr const char* kMixed = R"(
+graph @mixed(%x: f64[64,32], %w: f64[32,16], %b: f64[16]) {
+  %c = matmul %x, %w
+  %bb = broadcast_to %b {shape=[64,16]}
+  %z = add %c, %bb
+  %t = tanh %z
+  %g = matmul %t, %w {transpose_b}
+  %s = sum %g {axes=[1]}
+  return %t, %s, %c, %g, %w, %t
+})";
+
+/// A Cholesky whose info words fail the run for a matrix that is not SPD.
+constexpr const char* kCholesky = R"(
+graph @chol(%a: f64[4,4]) {
+  %l = cholesky %a
+  %m = mul %l, %l
+  return %m
+})";
+
+std::vector<Array> onDevice(const std::vector<Array>& host) {
+  std::vector<Array> device;
+  for (const Array& a : host)
+    device.push_back(cuda::toDevice(a));
+  return device;
+}
+
+std::vector<Array> deviceOutputs(const Executable& exe) {
+  std::vector<Array> outs;
+  for (const ir::TensorType& t : exe.signature().outputTypes)
+    outs.push_back(cuda::emptyOnDevice(t.dtype, t.shape));
+  return outs;
+}
+
+void expectOutputs(const std::vector<Array>& got, const std::vector<Array>& want,
+                   const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_LE(testing::relativeDifference(cuda::toHost(got[i]), want[i]), 1e-12)
+        << what << ", output " << i;
+}
+
+/// Sets GRAPHC_CUDA_GRAPHS for the lifetime of the guard.
+class GraphsSetting {
+public:
+  explicit GraphsSetting(bool on) { setenv("GRAPHC_CUDA_GRAPHS", on ? "1" : "0", 1); }
+  ~GraphsSetting() { unsetenv("GRAPHC_CUDA_GRAPHS"); }
+};
+
+TEST(CudaPreparedRun, RunsIntoNewDeviceBuffersEveryRun) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(kMixed);
+  auto cpu = getBackend("cpu").compile(*g);
+  for (bool graphs : {true, false}) {
+    GraphsSetting setting(graphs);
+    auto exe = getBackend("cuda").compile(*g);
+    for (uint64_t run = 0; run < 4; ++run) {
+      std::vector<Array> host = testing::randomInputs(*g, 10 + run);
+      std::vector<Array> outs = deviceOutputs(*exe);
+      exe->run(onDevice(host), outs);
+      expectOutputs(outs, cpu->run(host),
+                    fmt::format("graphs {}, run {}", graphs ? "on" : "off", run));
+    }
+  }
+}
+
+TEST(CudaPreparedRun, DeferredRunsWaitOnce) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(kMixed);
+  auto cpu = getBackend("cpu").compile(*g);
+  auto exe = compile(*g, getBackend("cuda"));
+  std::vector<std::vector<Array>> host, outs;
+  for (uint64_t k = 0; k < 40; ++k) {
+    host.push_back(testing::randomInputs(*g, 100 + k));
+    outs.push_back(deviceOutputs(*exe));
+    exe->enqueue(onDevice(host.back()), outs.back());
+  }
+  exe->finish();
+  for (size_t k = 0; k < host.size(); ++k)
+    expectOutputs(outs[k], cpu->run(host[k]), fmt::format("run {}", k));
+}
+
+/// 300 runs, more than the check ring holds: the failure of run 280 is still
+/// found, and named, after the ring was drained on the way.
+TEST(CudaPreparedRun, FinishNamesTheFailedRunBeyondTheRing) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(kCholesky);
+  auto exe = getBackend("cuda").compile(*g);
+  Array spd = cuda::toDevice(
+      Array::fromVector<double>({4, 1, 0, 0, 1, 3, 1, 0, 0, 1, 2, 0, 0, 0, 0, 1}, {4, 4}));
+  Array bad = cuda::toDevice(
+      Array::fromVector<double>({1, 2, 0, 0, 2, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0, 1}, {4, 4}));
+  std::vector<Array> outs;
+  for (int k = 0; k < 300; ++k) {
+    outs.push_back(cuda::emptyOnDevice(ir::DType::F64, {4, 4}));
+    exe->enqueue({k == 280 || k == 290 ? bad : spd}, {outs.back()});
+  }
+  try {
+    exe->finish();
+    FAIL() << "expected the failure of run 280";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "@chol: run 280 of 300 enqueued: cholesky (%l): matrix is not "
+                           "positive definite (batch item 0, leading minor 2)");
+  }
+  Array want = getBackend("cpu").compile(*g)->run({cuda::toHost(spd)})[0];
+  EXPECT_LE(testing::relativeDifference(cuda::toHost(outs[299]), want), 1e-12);
+  exe->enqueue({spd}, {outs[0]});
+  EXPECT_NO_THROW(exe->finish());
+}
+
+TEST(CudaPreparedRun, KernelErrorWordsOfDeferredRuns) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(R"(
+graph @d(%a: i32[300], %b: i32[300]) {
+  %q = div %a, %b
+  return %q
+})");
+  auto exe = getBackend("cuda").compile(*g);
+  std::vector<int32_t> ones(300, 1);
+  std::vector<int32_t> zero = ones;
+  zero[17] = 0;
+  Array a = cuda::toDevice(Array::fromVector<int32_t>(std::vector<int32_t>(300, 6), {300}));
+  Array good = cuda::toDevice(Array::fromVector<int32_t>(ones, {300}));
+  Array bad = cuda::toDevice(Array::fromVector<int32_t>(zero, {300}));
+  std::vector<Array> outs;
+  for (int k = 0; k < 5; ++k) {
+    outs.push_back(cuda::emptyOnDevice(ir::DType::I32, {300}));
+    exe->enqueue({a, k == 3 ? bad : good}, {outs.back()});
+  }
+  try {
+    exe->finish();
+    FAIL() << "expected a division by zero";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "@d: run 3 of 5 enqueued: div (%q): integer division by zero");
+  }
+  EXPECT_EQ(cuda::toHost(outs[4]).toVector<int32_t>(), std::vector<int32_t>(300, 6));
+}
+
+TEST(CudaPreparedRun, ConcurrentRunsFromSeveralThreads) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(kMixed);
+  auto exe = getBackend("cuda").compile(*g);
+  auto cpu = getBackend("cpu").compile(*g);
+  constexpr int kThreads = 4;
+  std::vector<std::vector<Array>> host, device, outs;
+  for (int t = 0; t < kThreads; ++t) {
+    host.push_back(testing::randomInputs(*g, 300 + t));
+    device.push_back(onDevice(host.back()));
+    outs.push_back(deviceOutputs(*exe));
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 25; ++r)
+        exe->run(device[t], outs[t]);
+    });
+  for (std::thread& t : threads)
+    t.join();
+  for (int t = 0; t < kThreads; ++t)
+    expectOutputs(outs[t], cpu->run(host[t]), fmt::format("thread {}", t));
+}
+
+TEST(CudaPreparedRun, HostArraysAreRejectedForRunsIntoOutputs) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(kCholesky);
+  auto exe = getBackend("cuda").compile(*g);
+  Array host = Array::zeros(ir::DType::F64, {4, 4});
+  try {
+    exe->run({host}, {cuda::emptyOnDevice(ir::DType::F64, {4, 4})});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "@chol: input 0 (%a) is in host memory; the cuda backend runs into "
+                           "arrays in cuda memory");
+  }
+}
+
+} // namespace
+} // namespace graphc

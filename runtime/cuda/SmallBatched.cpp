@@ -23,12 +23,15 @@ const char* kSmallBatchedSource = R"(
 typedef long long i64;
 
 // Right-looking Cholesky, one column per step: scale column j by sqrt(A(j,j)),
-// then update the trailing lower triangle. `upper` factors A's upper triangle
-// (read as the lower triangle of A') and writes U = L'.
+// then update the trailing lower triangle, thread (row, part) of the group
+// updating every groups-th element of its row. `upper` factors A's upper
+// triangle (read as the lower triangle of A') and writes U = L'. The group has
+// n * groups threads.
 template <typename T>
 __global__ void smallCholesky(i64 batch, int n, const T* a, T* out, int* info, int upper) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int ld = n + 1, tid = threadIdx.x, nt = blockDim.x;
+  const int groups = nt / n, row = tid % n, part = tid / n;
   T* s = reinterpret_cast<T*>(smem) + threadIdx.y * n * ld;
   const i64 b = blockIdx.x * (i64)blockDim.y + threadIdx.y;
   const bool item = b < batch;
@@ -42,25 +45,21 @@ __global__ void smallCholesky(i64 batch, int n, const T* a, T* out, int* info, i
   int failed = 0; // the same in every thread of the group: all read the same pivot
   for (int j = 0; j < n; ++j) {
     __syncthreads();
-    T d = s[j * ld + j];
+    const T d = s[j * ld + j];
     if (!failed && !(d > T(0)))
       failed = j + 1;
     const bool live = item && !failed;
     const T r = sqrt(d);
-    if (live)
-      for (int i = j + 1 + tid; i < n; i += nt)
-        s[i * ld + j] /= r;
+    if (live && part == 0 && row > j)
+      s[row * ld + j] /= r;
     __syncthreads();
-    if (live) {
-      if (tid == 0)
-        s[j * ld + j] = r;
-      const int m = n - j - 1;
-      for (int t = tid; t < m * m; t += nt) {
-        int i = j + 1 + t / m, k = j + 1 + t % m;
-        if (k <= i)
-          s[i * ld + k] -= s[i * ld + j] * s[k * ld + j];
-      }
+    if (live && row > j) {
+      const T lij = s[row * ld + j];
+      for (int k = j + 1 + part; k <= row; k += groups)
+        s[row * ld + k] -= lij * s[k * ld + j];
     }
+    if (live && tid == 0)
+      s[j * ld + j] = r;
   }
   __syncthreads();
   if (!item)
@@ -73,53 +72,54 @@ __global__ void smallCholesky(i64 batch, int n, const T* a, T* out, int* info, i
     info[b] = failed;
 }
 
-// op(A) X = B by substitution on the triangle M = op(A), held row-major in shared
-// memory: forward when M is lower, backward when it is upper. Step j eliminates
-// x_j = B(j,:) / M(j,j) from the rows still to solve; the rows are divided by
-// their diagonal at the end.
+// op(A) X = B by substitution on the triangle M = op(A), read from global memory
+// (each element once; M's columns are A's rows when transposed): forward when M is
+// lower, backward when it is upper, with X in shared memory. Step j eliminates
+// x_j = X(j,:) / M(j,j) from the rows still to solve; the rows are divided by
+// their diagonal at the end. At most 64 matrices per block.
 template <typename T>
 __global__ void smallTriangularSolve(i64 batch, int n, int cols, const T* a, const T* rhs, T* x,
                                      int* info, int lower, int transpose, int unit) {
   extern __shared__ __align__(16) unsigned char smem[];
-  const int ld = n + 1, tid = threadIdx.x, nt = blockDim.x;
-  T* s = reinterpret_cast<T*>(smem) + threadIdx.y * (n * ld + n * cols);
-  T* sx = s + n * ld;
+  __shared__ int firstZero[64];
+  const int tid = threadIdx.x, nt = blockDim.x;
+  T* sx = reinterpret_cast<T*>(smem) + threadIdx.y * n * cols;
   const i64 b = blockIdx.x * (i64)blockDim.y + threadIdx.y;
   const bool item = b < batch, forward = lower != transpose;
-  const i64 base = (item ? b : 0) * n * n, xbase = (item ? b : 0) * n * cols;
-  if (item) {
-    for (int t = tid; t < n * n; t += nt) {
-      int i = t / n, k = t % n;
-      if (lower ? k <= i : k >= i)
-        s[transpose ? k * ld + i : i * ld + k] = a[base + t];
-    }
+  const T* m = a + (item ? b : 0) * n * n;
+  const i64 xbase = (item ? b : 0) * n * cols;
+#define M(i, j) (transpose ? m[(j) * n + (i)] : m[(i) * n + (j)])
+  if (tid == 0)
+    firstZero[threadIdx.y] = n + 1;
+  if (item)
     for (int t = tid; t < n * cols; t += nt)
       sx[t] = rhs[xbase + t];
-  }
-  __syncthreads();
-  if (item && tid == 0 && !unit) {
-    int zero = 0;
-    for (int i = n - 1; i >= 0; --i)
-      zero = s[i * ld + i] == T(0) ? i + 1 : zero;
-    info[b] = zero;
-  }
   for (int step = 0; step < n; ++step) {
+    __syncthreads();
     const int j = forward ? step : n - 1 - step;
     const int first = forward ? j + 1 : 0, rows = forward ? n - 1 - j : j;
-    const T djj = unit ? T(1) : s[j * ld + j];
-    if (item)
-      for (int t = tid; t < rows * cols; t += nt) {
-        int i = first + t / cols, c = t % cols;
-        T xj = unit ? sx[j * cols + c] : sx[j * cols + c] / djj;
-        sx[i * cols + c] -= s[i * ld + j] * xj;
-      }
-    __syncthreads();
+    if (!item)
+      continue;
+    const T djj = unit ? T(1) : M(j, j);
+    for (int t = tid; t < rows * cols; t += nt) {
+      int i = first + t / cols, c = t % cols;
+      T xj = unit ? sx[j * cols + c] : sx[j * cols + c] / djj;
+      sx[i * cols + c] -= M(i, j) * xj;
+    }
   }
+  __syncthreads();
   if (item)
     for (int t = tid; t < n * cols; t += nt) {
       int i = t / cols;
-      x[xbase + t] = unit ? sx[t] : sx[t] / s[i * ld + i];
+      T d = unit ? T(1) : M(i, i);
+      if (d == T(0))
+        atomicMin(&firstZero[threadIdx.y], i + 1);
+      x[xbase + t] = unit ? sx[t] : sx[t] / d;
     }
+#undef M
+  __syncthreads();
+  if (item && tid == 0 && !unit)
+    info[b] = firstZero[threadIdx.y] > n ? 0 : firstZero[threadIdx.y];
 }
 )";
 
@@ -133,18 +133,21 @@ template <> const char* typeName<double>() {
   return "double";
 }
 
-/// Shared bytes of one matrix (and its right-hand sides) in the kernels.
+/// Shared bytes of one matrix, or of one item's right-hand sides, in the kernels.
 size_t choleskyBytes(int64_t n, size_t elementSize) {
   return n * (n + 1) * elementSize;
 }
 size_t solveBytes(int64_t n, int64_t cols, size_t elementSize) {
-  return (n * (n + 1) + n * cols) * elementSize;
+  return n * cols * elementSize;
 }
 
-/// `work` spread over groups of 32 to 256 threads.
-int threadsFor(int64_t work) {
-  return static_cast<int>(std::clamp<int64_t>((work + 31) / 32 * 32, 32, 256));
+/// Threads per matrix of smallCholesky by default (measured on an H200).
+int64_t choleskyThreads(int64_t n) {
+  return n <= 32 ? 32 : n <= 64 ? 128 : 512;
 }
+
+/// The most matrices of one block (smallTriangularSolve's firstZero).
+constexpr int64_t kMaxMatricesPerBlock = 64;
 
 } // namespace
 
@@ -182,15 +185,15 @@ Kernel SmallBatched::kernel(const std::string& expression) const {
   return it->second;
 }
 
-/// Groups of `threadsPerMatrix`, as many per block as keep it at 256 threads and
-/// a quarter of the shared memory.
+/// Groups of `threadsPerMatrix`, as many per block (up to kMaxMatricesPerBlock) as
+/// keep it at 256 threads and a quarter of the shared memory.
 void SmallBatched::launch(const std::string& expression, int64_t batch, int threadsPerMatrix,
                           size_t bytesPerMatrix, cudaStream_t stream,
                           std::initializer_list<void*> args) const {
   if (batch == 0)
     return;
   int64_t perBlock = std::max<int64_t>(
-      1, std::min<int64_t>({256 / threadsPerMatrix, batch,
+      1, std::min<int64_t>({256 / threadsPerMatrix, batch, kMaxMatricesPerBlock,
                             static_cast<int64_t>(maxSharedBytes_ / 4 / bytesPerMatrix)}));
   LaunchConfig c;
   c.block = dim3(threadsPerMatrix, static_cast<unsigned>(perBlock));
@@ -205,9 +208,11 @@ void SmallBatched::cholesky(int64_t batch, int64_t n, const T* a, T* l, bool upp
                             cudaStream_t stream, int threadsPerMatrix) const {
   if (!fitsCholesky(n, sizeof(T)))
     throw Error(fmt::format("internal error: small batched cholesky of n = {}", n));
+  // n threads per matrix, or a multiple of n: the rows of the trailing update.
+  int64_t threads = threadsPerMatrix ? threadsPerMatrix : choleskyThreads(n);
   int dim = static_cast<int>(n), up = upper;
   launch(fmt::format("smallCholesky<{}>", typeName<T>()), batch,
-         threadsPerMatrix ? threadsPerMatrix : threadsFor(n * n / 8), choleskyBytes(n, sizeof(T)),
+         static_cast<int>(n * std::max<int64_t>(1, threads / n)), choleskyBytes(n, sizeof(T)),
          stream, {&batch, &dim, &a, &l, &info, &up});
 }
 
@@ -220,8 +225,9 @@ void SmallBatched::triangularSolve(int64_t batch, int64_t n, int64_t cols, const
   int dim = static_cast<int>(n), c = static_cast<int>(cols);
   int lower = flags.lower, transpose = flags.transpose, unit = flags.unit;
   launch(fmt::format("smallTriangularSolve<{}>", typeName<T>()), batch,
-         threadsPerMatrix ? threadsPerMatrix : threadsFor(n * cols), solveBytes(n, cols, sizeof(T)),
-         stream, {&batch, &dim, &c, &a, &b, &x, &info, &lower, &transpose, &unit});
+         threadsPerMatrix ? threadsPerMatrix : static_cast<int>(std::min<int64_t>(n * cols, 256)),
+         solveBytes(n, cols, sizeof(T)), stream,
+         {&batch, &dim, &c, &a, &b, &x, &info, &lower, &transpose, &unit});
 }
 
 template void SmallBatched::cholesky<float>(int64_t, int64_t, const float*, float*, bool, int*,

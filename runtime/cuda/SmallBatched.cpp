@@ -76,21 +76,23 @@ __global__ void smallCholesky(i64 batch, int n, const T* a, T* out, int* info, i
 // (each element once; M's columns are A's rows when transposed): forward when M is
 // lower, backward when it is upper, with X in shared memory. Step j eliminates
 // x_j = X(j,:) / M(j,j) from the rows still to solve; the rows are divided by
-// their diagonal at the end. At most 64 matrices per block.
+// their diagonal at the end. Each item's shared slot starts with an int: the
+// first zero on the diagonal.
 template <typename T>
 __global__ void smallTriangularSolve(i64 batch, int n, int cols, const T* a, const T* rhs, T* x,
                                      int* info, int lower, int transpose, int unit) {
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ int firstZero[64];
   const int tid = threadIdx.x, nt = blockDim.x;
-  T* sx = reinterpret_cast<T*>(smem) + threadIdx.y * n * cols;
+  unsigned char* slot = smem + threadIdx.y * (16 + n * cols * sizeof(T));
+  int* firstZero = reinterpret_cast<int*>(slot);
+  T* sx = reinterpret_cast<T*>(slot + 16);
   const i64 b = blockIdx.x * (i64)blockDim.y + threadIdx.y;
   const bool item = b < batch, forward = lower != transpose;
   const T* m = a + (item ? b : 0) * n * n;
   const i64 xbase = (item ? b : 0) * n * cols;
 #define M(i, j) (transpose ? m[(j) * n + (i)] : m[(i) * n + (j)])
   if (tid == 0)
-    firstZero[threadIdx.y] = n + 1;
+    *firstZero = n + 1;
   if (item)
     for (int t = tid; t < n * cols; t += nt)
       sx[t] = rhs[xbase + t];
@@ -113,13 +115,13 @@ __global__ void smallTriangularSolve(i64 batch, int n, int cols, const T* a, con
       int i = t / cols;
       T d = unit ? T(1) : M(i, i);
       if (d == T(0))
-        atomicMin(&firstZero[threadIdx.y], i + 1);
+        atomicMin(firstZero, i + 1);
       x[xbase + t] = unit ? sx[t] : sx[t] / d;
     }
 #undef M
   __syncthreads();
   if (item && tid == 0 && !unit)
-    info[b] = firstZero[threadIdx.y] > n ? 0 : firstZero[threadIdx.y];
+    info[b] = *firstZero > n ? 0 : *firstZero;
 }
 )";
 
@@ -138,16 +140,13 @@ size_t choleskyBytes(int64_t n, size_t elementSize) {
   return n * (n + 1) * elementSize;
 }
 size_t solveBytes(int64_t n, int64_t cols, size_t elementSize) {
-  return n * cols * elementSize;
+  return 16 + n * cols * elementSize;
 }
 
 /// Threads per matrix of smallCholesky by default (measured on an H200).
 int64_t choleskyThreads(int64_t n) {
   return n <= 32 ? 32 : n <= 64 ? 128 : 512;
 }
-
-/// The most matrices of one block (smallTriangularSolve's firstZero).
-constexpr int64_t kMaxMatricesPerBlock = 64;
 
 } // namespace
 
@@ -185,15 +184,15 @@ Kernel SmallBatched::kernel(const std::string& expression) const {
   return it->second;
 }
 
-/// Groups of `threadsPerMatrix`, as many per block (up to kMaxMatricesPerBlock) as
-/// keep it at 256 threads and a quarter of the shared memory.
+/// Groups of `threadsPerMatrix`, as many per block as keep it at 256 threads and
+/// a quarter of the shared memory.
 void SmallBatched::launch(const std::string& expression, int64_t batch, int threadsPerMatrix,
                           size_t bytesPerMatrix, cudaStream_t stream,
                           std::initializer_list<void*> args) const {
   if (batch == 0)
     return;
   int64_t perBlock = std::max<int64_t>(
-      1, std::min<int64_t>({256 / threadsPerMatrix, batch, kMaxMatricesPerBlock,
+      1, std::min<int64_t>({256 / threadsPerMatrix, batch,
                             static_cast<int64_t>(maxSharedBytes_ / 4 / bytesPerMatrix)}));
   LaunchConfig c;
   c.block = dim3(threadsPerMatrix, static_cast<unsigned>(perBlock));

@@ -250,10 +250,11 @@ struct Matrices {
   int ld() const { return static_cast<int>(std::max<int64_t>(cols, 1)); }
 };
 
-/// Matrices up to this size take SmallBatched's kernels and syrk a batched gemm
-/// when they are faster than the library paths (measured on an H200:
-/// docs/benchmarks.md, W5).
-constexpr int64_t kSmallCholeskyMaxN = 128;
+/// Matrices up to these sizes take SmallBatched's kernels, and batches of them a
+/// batched gemm for syrk: faster than potrfBatched, trsmBatched and a loop of syrk
+/// at every batch measured on an H200 (docs/benchmarks.md, W5); from n = 128 on,
+/// potrfBatched is faster.
+constexpr int64_t kSmallCholeskyMaxN = 96;
 constexpr int64_t kSmallSolveMaxN = 128;
 constexpr int64_t kSmallSolveMaxCols = 16;
 constexpr int64_t kBatchedGemmSyrkMaxN = 256;

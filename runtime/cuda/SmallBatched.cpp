@@ -143,9 +143,10 @@ size_t solveBytes(int64_t n, int64_t cols, size_t elementSize) {
   return 16 + n * cols * elementSize;
 }
 
-/// Threads per matrix of smallCholesky by default (measured on an H200).
+/// Threads per matrix of smallCholesky by default: 1, 2 or 4 per row, the fastest
+/// on an H200 at n = 4, 16 / 32, 48 / 64, 96, 128 (docs/benchmarks.md, W5).
 int64_t choleskyThreads(int64_t n) {
-  return n <= 32 ? 32 : n <= 64 ? 128 : 512;
+  return n * (n <= 16 ? 1 : n <= 48 ? 2 : 4);
 }
 
 } // namespace

@@ -54,7 +54,7 @@ Value peelScale(Value v, double& scale) {
 }
 
 std::optional<LowRankPlusDiagonal> matchLowRankPlusDiagonal(const StructureMap& facts, Value a) {
-  if (a.node->op() != Op::Add || a.type().rank() != 2)
+  if (a.node->op() != Op::Add)
     return std::nullopt;
   for (int side = 0; side < 2; ++side) {
     Value p = a.node->operand(side), d = a.node->operand(1 - side);
@@ -69,8 +69,11 @@ std::optional<LowRankPlusDiagonal> matchLowRankPlusDiagonal(const StructureMap& 
   return std::nullopt;
 }
 
-TensorType typeLike(const TensorType& t, llvm::ArrayRef<int64_t> shape) {
-  return TensorType(t.dtype, shape);
+/// `t`'s dtype and batch axes (all but the last two) followed by `trailing`.
+TensorType batchedLike(const TensorType& t, llvm::ArrayRef<int64_t> trailing) {
+  TensorType out(t.dtype, llvm::ArrayRef<int64_t>(t.shape).drop_back(2));
+  out.shape.append(trailing.begin(), trailing.end());
+  return out;
 }
 
 class Lowering {
@@ -116,7 +119,7 @@ private:
     }
     if (s.lowRankPlusDiagonal > 0) {
       const TensorType& t = a.type();
-      int64_t n = t.shape[0], m = b.type().shape[1];
+      int64_t n = t.shape.back(), m = b.type().shape.back();
       std::optional<LowRankPlusDiagonal> w = matchLowRankPlusDiagonal(facts_, a);
       if (w && woodburyPays(n, s.lowRankPlusDiagonal, m)) {
         stats_.count("woodbury");
@@ -164,11 +167,14 @@ private:
   Value diagonalOf(Rewriter& rw, Value dm) {
     const Node* n = dm.node;
     const TensorType& t = dm.type();
-    TensorType vec = typeLike(t, {t.shape[0]});
+    TensorType vec = batchedLike(t, {t.shape.back()});
     if (n->op() == Op::Eye)
       return rw.full(1.0, vec);
     if (n->op() == Op::Diag)
       return rw.map(n->operand(0));
+    if (n->op() == Op::BroadcastTo && broadcastKeepsMatrices(n->operand(0).type(), t)) // along a batch
+      return rw.apply(Op::BroadcastTo, {diagonalOf(rw, n->operand(0))},
+                      Attrs{{"shape", std::vector<int64_t>(vec.shape.begin(), vec.shape.end())}});
     if (n->op() == Op::Mul)
       for (int side = 0; side < 2; ++side) {
         std::optional<double> c = uniformValue(n->operand(1 - side));
@@ -182,15 +188,15 @@ private:
   Value woodbury(Rewriter& rw, const LowRankPlusDiagonal& w, Value b) {
     Value u = rw.map(w.factor);
     if (w.transposed)
-      u = rw.apply(Op::Transpose, {u}, Attrs{{"perm", std::vector<int64_t>{1, 0}}});
+      u = rw.apply(Op::Transpose, {u}, Attrs{{"perm", matrixSwap(u.type().rank())}});
     const TensorType& ut = u.type();
-    int64_t k = ut.shape[1];
+    int64_t k = ut.shape.back();
     Value dinv = rw.apply(Op::Reciprocal, {diagonalOf(rw, w.diagonal)});
     Value wm = rw.apply(Op::Mul, {u, alongRows(rw, dinv, ut)});
     Value z = rw.apply(Op::Mul, {b, alongRows(rw, dinv, b.type())});
-    Value scale = rw.full(w.scale, typeLike(ut, {k, k}));
+    Value scale = rw.full(w.scale, batchedLike(ut, {k, k}));
     Value gram = rw.apply(Op::Matmul, {u, wm}, Attrs{{"transpose_a", true}});
-    Value eye = rw.target().apply(Op::Eye, {}, {}, {typeLike(ut, {k, k})});
+    Value eye = rw.target().apply(Op::Eye, {}, {}, {batchedLike(ut, {k, k})});
     Value cap = rw.apply(Op::Add, {eye, rw.apply(Op::Mul, {gram, scale})});
     Value t = rw.apply(Op::Matmul, {u, z}, Attrs{{"transpose_a", true}});
     Value y = spdSolve(rw, cap, t);

@@ -23,6 +23,11 @@ bool swapsMatrixAxes(const std::vector<int64_t>& perm) {
   return isIdentityPerm(std::vector<int64_t>(perm.begin(), perm.end() - 2));
 }
 
+bool broadcastKeepsMatrices(const ir::TensorType& from, const ir::TensorType& to) {
+  return from.rank() >= 2 && from.shape.back() == to.shape.back() &&
+         from.shape[from.rank() - 2] == to.shape[to.rank() - 2];
+}
+
 Value peelMatrixTranspose(Value v, bool& flipped) {
   const Node* n = v.node;
   flipped = n->op() == Op::Transpose && swapsMatrixAxes(n->attrs().getInts("perm"));

@@ -12,6 +12,9 @@ namespace graphc::passes {
 bool isIdentityPerm(const std::vector<int64_t>& perm);
 /// True when `perm` swaps the last two axes and keeps the batch axes in place.
 bool swapsMatrixAxes(const std::vector<int64_t>& perm);
+/// True when broadcasting `from` to `to` leaves each matrix (the last two axes) as it
+/// is, adding or widening batch axes only.
+bool broadcastKeepsMatrices(const ir::TensorType& from, const ir::TensorType& to);
 /// Where `v` is transpose(x) swapping the last two axes: x, with `flipped` set.
 /// Otherwise `v` itself, with `flipped` cleared.
 ir::Value peelMatrixTranspose(ir::Value v, bool& flipped);

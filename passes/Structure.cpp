@@ -195,11 +195,8 @@ private:
 
   Structure broadcast(const Node& n) {
     Structure x = of(n.operand(0));
-    const TensorType& from = n.operand(0).type();
     const TensorType& to = n.type();
-    bool sameMatrix = from.rank() >= 2 && from.shape[from.rank() - 1] == to.shape.back() &&
-                      from.shape[from.rank() - 2] == to.shape[to.rank() - 2];
-    if (sameMatrix)
+    if (broadcastKeepsMatrices(n.operand(0).type(), to))
       return x;
     Structure s{static_cast<uint16_t>(x.props & kElementFacts)};
     if (x.has(S::Uniform) && isSquare(to))

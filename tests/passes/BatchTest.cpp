@@ -266,11 +266,35 @@ std::string w5Item(int64_t n) {
                      n, 2 * n);
 }
 
+/// `g` batched `batch` ways through the default pipeline: what compile() runs.
+std::unique_ptr<ir::Graph> batchedAndLowered(const ir::Graph& g, int64_t batch) {
+  return passes::runPipeline(*passes::batchGraph(g, batch), passes::defaultPipeline());
+}
+
+/// compile(g, {.batch}) on both CPU backends, on random items, against an LU solve
+/// of each item (the original graph without passes).
+void expectCompiledBatchMatches(const ir::Graph& g, int64_t batch, uint64_t seed,
+                                double tolerance) {
+  std::vector<std::vector<Array>> items;
+  for (int64_t b = 0; b < batch; ++b)
+    items.push_back(testing::randomInputs(g, seed + b));
+  std::vector<Array> stacked = stackInputs(items, {});
+  auto reference = compile(g, getBackend("cpu-unfused"), {"none"});
+  for (const char* backend : {"cpu", "cpu-unfused"}) {
+    auto exe = compile(g, getBackend(backend), {.batch = batch});
+    std::vector<Array> got = exe->run(stacked);
+    EXPECT_EQ(exe->fallbacks(), 0);
+    for (int64_t b = 0; b < batch; ++b)
+      EXPECT_LE(testing::relativeDifference(itemOf(got[0], b), reference->run(items[b])[0]),
+                tolerance)
+          << backend << " item " << b;
+  }
+}
+
 TEST(Batch, W5LowersToABatchedCholeskyAndMatchesEachItem) {
   const int64_t batch = 6, n = 5;
   std::unique_ptr<ir::Graph> g = ir::parseGraph(w5Item(n), "w5.gir");
-  std::unique_ptr<ir::Graph> lowered =
-      passes::runPipeline(*passes::batchGraph(*g, batch), passes::defaultPipeline());
+  std::unique_ptr<ir::Graph> lowered = batchedAndLowered(*g, batch);
   std::multiset<Op> ops;
   for (const ir::Node* node : lowered->nodes()) {
     ops.insert(node->op());
@@ -280,21 +304,36 @@ TEST(Batch, W5LowersToABatchedCholeskyAndMatchesEachItem) {
   }
   EXPECT_EQ(ops.count(Op::Cholesky), 1u) << ir::printGraph(*lowered);
   EXPECT_EQ(ops.count(Op::Solve) + ops.count(Op::Lu), 0u) << ir::printGraph(*lowered);
+  expectCompiledBatchMatches(*g, batch, 500, 1e-12);
+}
 
-  std::vector<std::vector<Array>> items;
-  for (int64_t b = 0; b < batch; ++b)
-    items.push_back(testing::randomInputs(*g, 500 + b));
-  std::vector<Array> stacked = stackInputs(items, {});
-  for (const char* backend : {"cpu", "cpu-unfused"}) {
-    auto exe = compile(*g, getBackend(backend), {.batch = batch});
-    std::vector<Array> got = exe->run(stacked);
-    EXPECT_EQ(exe->fallbacks(), 0);
-    auto reference = compile(*g, getBackend("cpu-unfused"), {"none"}); // an LU solve
-    for (int64_t b = 0; b < batch; ++b)
-      EXPECT_LE(testing::relativeDifference(itemOf(got[0], b), reference->run(items[b])[0]),
-                1e-12)
-          << backend << " item " << b;
+/// A batch of EnKF-like solves with d >> N: (C + 0.1 I) \ B with C = Yc Yc' / (N-1)
+/// of rank N goes through Woodbury, batched: no d x d matrix is formed.
+TEST(Batch, LowRankPlusDiagonalBatchGoesThroughWoodbury) {
+  const int64_t batch = 3, d = 24;
+  std::unique_ptr<ir::Graph> g = ir::parseGraph(R"(graph @ens(%yc: f64[24,3], %b: f64[24,2]) {
+  %g = matmul %yc, %yc {transpose_b}
+  %n = full {value=2.0} : f64[24,24]
+  %c = div %g, %n
+  %i = eye : f64[24,24]
+  %r = full {value=0.1} : f64[24,24]
+  %ri = mul %i, %r
+  %s = add %c, %ri
+  %x = solve %s, %b
+  return %x
+}
+)",
+                                                "ens.gir");
+  std::unique_ptr<ir::Graph> lowered = batchedAndLowered(*g, batch);
+  for (const ir::Node* node : lowered->nodes()) {
+    const ir::Shape& shape = node->type().shape;
+    bool stateByState = shape.size() >= 2 && shape.back() == d && shape[shape.size() - 2] == d;
+    EXPECT_FALSE(stateByState) << ir::printGraph(*lowered);
+    if (node->op() == Op::Cholesky) {
+      EXPECT_EQ(node->type().shape, ir::Shape({batch, 3, 3}));
+    }
   }
+  expectCompiledBatchMatches(*g, batch, 600, 1e-10);
 }
 
 TEST(Batch, SharedMatrixWithBatchedRightHandSides) {

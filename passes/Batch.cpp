@@ -217,15 +217,14 @@ Value Batcher::broadcastTo(const Node& n) {
 /// every other matmul runs over batched operands.
 Value Batcher::matmul(const Node& n) {
   Value a = n.operand(0), b = n.operand(1);
-  bool rowsStack = isBatched(a) && !isBatched(b) && a.type().rank() == 2 &&
-                   !n.attrs().flag("transpose_a");
+  bool rowsStack =
+      isBatched(a) && !isBatched(b) && a.type().rank() == 2 && !n.attrs().flag("transpose_a");
   if (!rowsStack)
     return apply(Op::Matmul, {batched(a), batched(b)}, n.attrs());
   int64_t m = a.type().shape[0], k = a.type().shape[1];
   Value rows = apply(Op::Reshape, {map(a)}, Attrs{{"shape", std::vector<int64_t>{batch_ * m, k}}});
   Value product = apply(Op::Matmul, {rows, map(b)}, n.attrs());
-  return apply(Op::Reshape, {product},
-               Attrs{{"shape", prepend(batch_, n.type().shape)}});
+  return apply(Op::Reshape, {product}, Attrs{{"shape", prepend(batch_, n.type().shape)}});
 }
 
 } // namespace

@@ -172,7 +172,8 @@ private:
       return rw.full(1.0, vec);
     if (n->op() == Op::Diag)
       return rw.map(n->operand(0));
-    if (n->op() == Op::BroadcastTo && broadcastKeepsMatrices(n->operand(0).type(), t)) // along a batch
+    // D broadcast along batch axes: the diagonal of D's operand, broadcast.
+    if (n->op() == Op::BroadcastTo && broadcastKeepsMatrices(n->operand(0).type(), t))
       return rw.apply(Op::BroadcastTo, {diagonalOf(rw, n->operand(0))},
                       Attrs{{"shape", std::vector<int64_t>(vec.shape.begin(), vec.shape.end())}});
     if (n->op() == Op::Mul)

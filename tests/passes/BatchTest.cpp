@@ -366,7 +366,9 @@ TEST(Batch, BadBatchSizesAndMasksAreErrors) {
               compile(*g, getBackend("cpu"), {.batch = 2, .batchedParams = {true, true, false}});
             }),
             "@w5: 3 batched-parameter flags given for 2 parameters");
-  EXPECT_EQ(message([&] { compile(*g, getBackend("cpu"), {.batchedParams = {true, false}}); }),
+  EXPECT_EQ(message([&] {
+              compile(*g, getBackend("cpu"), {.batchedParams = {true, false}});
+            }),
             "@w5: batchedParams given without a batch size");
   int64_t huge = std::numeric_limits<int64_t>::max() / 2;
   EXPECT_EQ(message([&] { passes::batchGraph(*g, huge); }),

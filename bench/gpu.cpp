@@ -81,13 +81,20 @@ void runCase(const Case& c, int repeats) {
   for (const ir::TensorType& t : exe->signature().outputTypes)
     outs.push_back(cuda::emptyOnDevice(t.dtype, t.shape));
   exe->run(device, outs); // warm-up (and the CUDA graph's capture)
+  // Deferred runs write outputs of their own, as independent calls would.
+  std::vector<std::vector<Array>> deferredOuts(c.deferred);
+  for (std::vector<Array>& o : deferredOuts)
+    for (const Array& a : outs)
+      o.push_back(cuda::emptyOnDevice(a.dtype(), a.shape()));
   double ms = c.deferred == 0
                   ? examples::medianMs(repeats, [&] { exe->run(device, outs); })
                   : examples::medianMs(repeats, [&] {
-                      for (int k = 0; k < c.deferred; ++k)
-                        exe->enqueue(device, outs);
+                      for (const std::vector<Array>& o : deferredOuts)
+                        exe->enqueue(device, o);
                       exe->finish();
                     }) / c.deferred;
+  if (c.deferred)
+    outs = deferredOuts.back();
   const Array& out = outs[0];
   char date[16];
   std::time_t now = std::time(nullptr);

@@ -250,7 +250,18 @@ private:
 
   std::string compute(int i);
   void body(Code& c, codegen::Space space, const std::vector<bool>& needed, const LoadFn& load);
+  /// A parameter of the kernel: "const float* __restrict__ in0".
+  struct Param {
+    std::string type, name;
+    bool restrict;
+    std::string str() const;
+  };
+  std::vector<Param> parameters() const;
+  /// The signature of the body every entry point calls.
   std::string signature(const CudaKernel& ck) const;
+  /// The kernels around the body: `name` takes one run's buffers as parameters,
+  /// runsName() a table of them (see CudaKernel::name).
+  std::string entryPoints(const CudaKernel& ck) const;
   void elementwise(Code& c, CudaKernel& ck);
   void reduction(Code& c, CudaKernel& ck);
   void combineLanes(Code& c, CudaKernel::Launch launch, llvm::ArrayRef<int> reduces);
@@ -445,17 +456,53 @@ void Emitter::body(Code& c, Space space, const std::vector<bool>& needed, const 
   }
 }
 
+std::vector<Emitter::Param> Emitter::parameters() const {
+  std::vector<Param> params;
+  for (size_t i = 0; i < k_.inputs.size(); ++i)
+    params.push_back({fmt::format("const {}*", ctype(k_.inputs[i].type().dtype)),
+                      fmt::format("in{}", i), true});
+  for (size_t o = 0; o < k_.outputs.size(); ++o)
+    params.push_back(
+        {fmt::format("{}*", ctype(k_.insts[k_.outputs[o].inst].dtype)), fmt::format("out{}", o),
+         false}); // an output may be written in place of an input
+  if (error_)
+    params.push_back({"int*", "error", true});
+  return params;
+}
+
+std::string Emitter::Param::str() const {
+  return fmt::format("{}{} {}", type, restrict ? " __restrict__" : "", name);
+}
+
 std::string Emitter::signature(const CudaKernel& ck) const {
   std::vector<std::string> params;
-  for (size_t i = 0; i < k_.inputs.size(); ++i)
-    params.push_back(
-        fmt::format("const {}* __restrict__ in{}", ctype(k_.inputs[i].type().dtype), i));
-  for (size_t o = 0; o < k_.outputs.size(); ++o)
-    params.push_back(fmt::format("{}* out{}", ctype(k_.insts[k_.outputs[o].inst].dtype), o));
-  if (error_)
-    params.push_back("int* __restrict__ error");
-  return fmt::format("extern \"C\" __global__ void __launch_bounds__(BS) {}({})", ck.name,
+  for (const Param& p : parameters())
+    params.push_back(p.str());
+  return fmt::format("static __device__ __forceinline__ void {}_body({})", ck.name,
                      fmt::join(params, ", "));
+}
+
+std::string Emitter::entryPoints(const CudaKernel& ck) const {
+  std::vector<Param> params = parameters();
+  std::vector<std::string> declared, names, fromTable;
+  for (size_t i = 0; i < params.size(); ++i) {
+    declared.push_back(params[i].str());
+    names.push_back(params[i].name);
+    fromTable.push_back(fmt::format("({})row[{}]", params[i].type, i));
+  }
+  Code c;
+  c.open(fmt::format("extern \"C\" __global__ void __launch_bounds__(BS) {}({})", ck.name,
+                     fmt::join(declared, ", ")));
+  c.line("{}_body({});", ck.name, fmt::join(names, ", "));
+  c.close();
+  c.line("// Several runs in one launch: run y's buffers are row y of `table`.");
+  c.open(fmt::format("extern \"C\" __global__ void __launch_bounds__(BS) {}(void* const* "
+                     "__restrict__ table)",
+                     runsName(ck)));
+  c.line("void* const* row = table + (idx)blockIdx.y * {};", params.size());
+  c.line("{}_body({});", ck.name, fmt::join(fromTable, ", "));
+  c.close();
+  return c.text;
 }
 
 /// Blocks for `items` work units of `perBlock` each, at most 2^20 (the loops
@@ -770,6 +817,7 @@ CudaKernel Emitter::emit(llvm::StringRef name) {
   s +=
       fmt::format("typedef {} idx;\nconstexpr int BS = {};\n", wide_ ? "i64" : "i32", ck.blockSize);
   s += kernel.text;
+  s += entryPoints(ck);
   return ck;
 }
 
@@ -777,6 +825,10 @@ CudaKernel Emitter::emit(llvm::StringRef name) {
 
 CudaKernel emitCuda(const Kernel& k, llvm::StringRef name) {
   return Emitter(k).emit(name);
+}
+
+std::string runsName(const CudaKernel& k) {
+  return k.name + "_runs";
 }
 
 std::string cudaErrorMessage(const Kernel& k, int code) {

@@ -60,7 +60,10 @@ struct CudaKernel {
     WarpPerSegment,   ///< one warp per reduction segment
     ThreadPerSegment, ///< one thread per reduction segment
   };
-  std::string name;   ///< the extern "C" function name
+  /// The extern "C" kernel taking one run's buffers as parameters. Beside it,
+  /// runsName() computes several runs in one launch: it takes a table with a row of
+  /// parameter values (pointers) per run and runs row y in blocks with blockIdx.y = y.
+  std::string name;
   std::string source; ///< a whole translation unit
   Launch launch = Launch::Elementwise;
   unsigned blockSize = 256; ///< threads per block: the source assumes exactly this
@@ -69,6 +72,9 @@ struct CudaKernel {
   /// pow); it must point at a device int that is 0 before the launch.
   bool hasErrorWord = false;
 };
+
+/// The name of `k`'s kernel that runs several runs in one launch: "<name>_runs".
+std::string runsName(const CudaKernel& k);
 
 /// The CUDA kernel named `name` that computes `k`. Deterministic: the same Kernel
 /// and name give byte-identical source. Throws graphc::Error for an op a kernel

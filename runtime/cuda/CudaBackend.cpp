@@ -12,7 +12,8 @@
 // words, zeroed at the start of a run and copied at its end into a pinned ring the
 // host reads after waiting). Lanes are made once and kept: run() takes an idle one
 // (concurrent callers get lanes of their own), enqueue() uses the deferred lane,
-// whose ring holds many runs' checks so that K runs wait once. A failed
+// whose ring holds many runs' checks so that K runs wait once (and where the
+// program is a single fused kernel, deferred runs share launches: RunBatch.h). A failed
 // Cholesky the compiler chose becomes a FallbackError (the run is redone with LU),
 // any other failure an Error naming the op.
 //
@@ -36,6 +37,7 @@
 #include "runtime/cuda/KernelCache.h"
 #include "runtime/cuda/Library.h"
 #include "runtime/cuda/Pool.h"
+#include "runtime/cuda/RunBatch.h"
 
 #include <fmt/format.h>
 
@@ -76,7 +78,7 @@ struct Source {
 struct PreparedStep {
   enum class How { Kernel, Library, Host } how;
   const passes::Step* step;
-  std::vector<Source> ins, outs;
+  std::vector<Source> ins, outs; ///< in the order the kernel or call takes its buffers
   std::unique_ptr<CudaFusedKernel> kernel;
   std::vector<HostStep> host; ///< one per node
   int64_t checkOffset = -1;   ///< its info words or error word in the check words
@@ -159,9 +161,9 @@ public:
   }
 
   ~CudaExecutable() override {
-    idle_.clear();
+    constants_.clear(); // released on the stream of a lane, before the lanes go
     deferred_.reset();
-    constants_.clear();
+    idle_.clear();
   }
 
   llvm::StringRef backendName() const override { return "cuda"; }
@@ -214,14 +216,32 @@ protected:
   }
 
   void enqueueRun(size_t, llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) override {
-    if (!deferred_)
+    if (!deferred_) {
       deferred_ = std::make_unique<Lane>(*this);
+      if (oneKernel())
+        deferred_->batch = std::make_unique<RunBatch>(*steps_.front().kernel, kRingRuns);
+    }
     Binding b = bind(inputs, outputs);
-    enqueueOn(*deferred_, {b.params, b.outputs});
+    if (!deferred_->batch)
+      return enqueueOn(*deferred_, {b.params, b.outputs});
+    KernelCall c = kernelCall(*deferred_, {b.params, b.outputs}, steps_.front());
+    auto ranges = [](llvm::ArrayRef<Array> arrays) {
+      llvm::SmallVector<ByteRange, 8> r;
+      for (const Array& a : arrays)
+        r.emplace_back(static_cast<const char*>(a.rawData()),
+                       static_cast<const char*>(a.rawData()) + a.type().bytes());
+      return r;
+    };
+    deferred_->batch->add(steps_.front().kernel->arguments(c.ins, c.outs, c.errorWord),
+                          ranges(inputs), ranges(outputs), deferred_->stream);
   }
 
   std::optional<RunFailure> finishRuns() override {
-    return deferred_ ? finishLane(*deferred_) : std::nullopt;
+    if (!deferred_)
+      return std::nullopt;
+    if (deferred_->batch)
+      deferred_->batch->flush(deferred_->stream);
+    return finishLane(*deferred_);
   }
 
 private:
@@ -256,6 +276,7 @@ private:
     }
     ~Lane() {
       cudaStreamSynchronize(stream);
+      batch.reset();
       graph.reset();
       slots.clear();
       staging.clear();
@@ -270,6 +291,7 @@ private:
     DeviceBuffer checks;
     PinnedInts ring;                    ///< kRingRuns runs' check words
     std::unique_ptr<CapturedRun> graph; ///< the captured run, once made
+    std::unique_ptr<RunBatch> batch;    ///< deferred runs of a oneKernel() program
     bool noGraph = false;               ///< capturing failed: run step by step
     size_t queued = 0;                  ///< runs in the ring
     size_t drained = 0;                 ///< runs checked since the last finish
@@ -382,9 +404,15 @@ private:
       return Source{st.kind == Storage::Constant ? Source::Constant : Source::Slot, st.index};
     };
     for (PreparedStep& p : steps_) {
-      bool call = p.how != PreparedStep::How::Kernel;
+      if (p.how == PreparedStep::How::Kernel) { // the kernel's own parameter order
+        for (Value v : p.kernel->kernel().inputs)
+          p.ins.push_back(source(v, false));
+        for (const codegen::KernelOutput& o : p.kernel->kernel().outputs)
+          p.outs.push_back(source(o.value, false));
+        continue;
+      }
       for (Value v : p.step->inputs)
-        p.ins.push_back(source(v, call));
+        p.ins.push_back(source(v, true));
       for (Value v : p.step->outputs)
         p.outs.push_back(source(v, false));
     }
@@ -409,6 +437,13 @@ private:
       GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream)); // `host` dies here
     }
     GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream));
+  }
+
+  /// True when the program is one fused kernel reading and writing the caller's
+  /// buffers and nothing else: deferred runs of it share launches (RunBatch).
+  bool oneKernel() const {
+    return steps_.size() == 1 && steps_.front().how == PreparedStep::How::Kernel &&
+           capturable_ && checkWords_ == 0 && staged_.empty() && copies_.empty();
   }
 
   /// The raw buffers of the caller's arrays.

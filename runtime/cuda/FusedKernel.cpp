@@ -34,7 +34,8 @@ std::string emptyReductionError(const codegen::Kernel& k) {
 
 CudaFusedKernel::CudaFusedKernel(codegen::Kernel kernel, KernelCache& cache)
     : k_(std::move(kernel)), cuda_(codegen::emitCuda(k_, "graphc_kernel")),
-      loaded_(cache.get(cuda_)), emptyReduction_(emptyReductionError(k_)) {}
+      loaded_(cache.get(cuda_)), runs_(loaded_->library.kernel(codegen::runsName(cuda_))),
+      emptyReduction_(emptyReductionError(k_)) {}
 
 llvm::SmallVector<void*, 16> CudaFusedKernel::arguments(llvm::ArrayRef<const void*> inputs,
                                                         llvm::ArrayRef<void*> outputs,
@@ -66,6 +67,17 @@ void CudaFusedKernel::launch(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<
   config.block = dim3(cuda_.blockSize);
   config.stream = stream;
   loaded_->kernel.launch(config, args);
+}
+
+void CudaFusedKernel::launchRuns(void* const* table, unsigned runs, cudaStream_t stream) const {
+  if (!emptyReduction_.empty())
+    throw Error(emptyReduction_);
+  LaunchConfig config;
+  config.grid = dim3(cuda_.gridSize, runs);
+  config.block = dim3(cuda_.blockSize);
+  config.stream = stream;
+  void* arg = const_cast<void**>(table);
+  runs_.launch(config, {&arg});
 }
 
 void CudaFusedKernel::throwIfFailed(int code) const {

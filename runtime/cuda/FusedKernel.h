@@ -46,6 +46,11 @@ public:
   void launch(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs, int* errorWord,
               cudaStream_t stream) const;
 
+  /// Enqueues `runs` runs in one launch (codegen::runsName): row r of `table`, a
+  /// device-readable array of runs x arguments().size() values, holds run r's
+  /// arguments. Throws like launch().
+  void launchRuns(void* const* table, unsigned runs, cudaStream_t stream) const;
+
   /// The values of the kernel's parameters for a launch, in order: what launch()
   /// passes, for a caller that launches it another way (a CUDA graph node).
   llvm::SmallVector<void*, 16> arguments(llvm::ArrayRef<const void*> inputs,
@@ -68,6 +73,7 @@ private:
   codegen::Kernel k_;
   codegen::CudaKernel cuda_;
   std::shared_ptr<const LoadedKernel> loaded_;
+  Kernel runs_; ///< the kernel computing several runs per launch
   std::string emptyReduction_; ///< the error every launch throws, if any
 };
 

@@ -105,6 +105,39 @@ TEST(CudaPreparedRun, DeferredRunsWaitOnce) {
     expectOutputs(outs[k], cpu->run(host[k]), fmt::format("run {}", k));
 }
 
+/// Deferred runs of a one-kernel program share launches: 600 runs (more than one
+/// launch's table), every fifth reading the previous run's output, which makes it
+/// wait for the runs before it; all match the CPU.
+TEST(CudaPreparedRun, DeferredRunsOfOneKernelShareLaunches) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(R"(
+graph @chain(%x: f32[1000], %w: f32[1000]) {
+  %a = mul %x, %w
+  %t = tanh %a
+  %s = add %t, %x
+  return %s
+})");
+  auto exe = getBackend("cuda").compile(*g);
+  auto cpu = getBackend("cpu").compile(*g);
+  Array w = Array::randomNormal(ir::DType::F32, {1000}, 1);
+  Array wd = cuda::toDevice(w);
+  std::vector<Array> hostIn, outs;
+  for (int k = 0; k < 600; ++k) {
+    bool chained = k % 5 == 4;
+    hostIn.push_back(chained ? Array() : Array::randomNormal(ir::DType::F32, {1000}, 10 + k));
+    outs.push_back(cuda::emptyOnDevice(ir::DType::F32, {1000}));
+    exe->enqueue({chained ? outs[k - 1] : cuda::toDevice(hostIn[k]), wd}, {outs[k]});
+  }
+  exe->finish();
+  Array previous;
+  for (int k = 0; k < 600; ++k) {
+    Array in = hostIn[k].valid() ? hostIn[k] : previous;
+    Array want = cpu->run({in, w})[0];
+    previous = cuda::toHost(outs[k]);
+    EXPECT_LE(testing::relativeDifference(previous, want), 1e-6) << "run " << k;
+  }
+}
+
 /// 300 runs, more than the check ring holds: the failure of run 280 is still
 /// found, and named, after the ring was drained on the way.
 TEST(CudaPreparedRun, FinishNamesTheFailedRunBeyondTheRing) {

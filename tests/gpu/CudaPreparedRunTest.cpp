@@ -13,9 +13,13 @@
 
 #include "ir/Parser.h"
 #include "runtime/core/Compile.h"
+#include "runtime/cuda/Check.h"
 #include "runtime/cuda/CudaBackend.h"
+#include "runtime/cuda/FusedKernel.h"
 #include "support/Numeric.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <thread>
 
@@ -230,6 +234,51 @@ TEST(CudaPreparedRun, HostArraysAreRejectedForRunsIntoOutputs) {
     EXPECT_EQ(e.message(), "@chol: input 0 (%a) is in host memory; the cuda backend runs into "
                            "arrays in cuda memory");
   }
+}
+
+/// Where a synchronous run of a small kernel spends its time (a tuning aid, not a
+/// check): the bare launch and wait against the prepared run. Run with
+/// --gtest_also_run_disabled_tests.
+TEST(CudaPreparedRun, DISABLED_SmallRunLatency) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(R"(
+graph @chain(%x: f32[1024], %w: f32[1024]) {
+  %a = mul %x, %w
+  %t = tanh %a
+  return %t
+})");
+  auto exe = getBackend("cuda").compile(*g);
+  std::vector<Array> in = onDevice(testing::randomInputs(*g, 1)), outs = deviceOutputs(*exe);
+  codegen::Kernel k = std::get<codegen::Kernel>(
+      codegen::buildKernel({g->outputs()[0].node->operand(0).node, g->outputs()[0].node},
+                           {g->outputs()[0]}));
+  cuda::CudaFusedKernel kernel(k);
+  cudaStream_t stream;
+  GRAPHC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  auto median = [](auto&& f) {
+    std::vector<double> us;
+    for (int i = 0; i < 2000; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      f();
+      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(us.begin(), us.end());
+    return us[us.size() / 2];
+  };
+  auto launch = [&] { kernel.launch({in[0].rawData(), in[1].rawData()}, {outs[0].rawData()}, nullptr, stream); };
+  double launchOnly = median(launch);
+  GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  double launchSync = median([&] { launch(); GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream)); });
+  double launchSpin = median([&] {
+    launch();
+    while (cudaStreamQuery(stream) == cudaErrorNotReady) {
+    }
+  });
+  double run = median([&] { exe->run(in, outs); });
+  double deferredOne = median([&] { exe->enqueue(in, outs); exe->finish(); });
+  fmt::print("launch {:.2f} us, launch+sync {:.2f}, launch+spin {:.2f}, run {:.2f}, "
+             "enqueue+finish {:.2f}\n", launchOnly, launchSync, launchSpin, run, deferredOne);
+  cudaStreamDestroy(stream);
 }
 
 } // namespace

@@ -140,9 +140,10 @@ void Executable::run(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs
   executeInto(inputs, outputs);
 }
 
-void Executable::enqueue(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) {
+void Executable::enqueue(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs,
+                         void* stream) {
   checkInOut(inputs, outputs);
-  enqueueRun(enqueued_, inputs, outputs);
+  enqueueRun(enqueued_, inputs, outputs, stream);
   ++enqueued_;
 }
 
@@ -170,7 +171,10 @@ void Executable::executeInto(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array>
 }
 
 void Executable::enqueueRun(size_t run, llvm::ArrayRef<Array> inputs,
-                            llvm::ArrayRef<Array> outputs) {
+                            llvm::ArrayRef<Array> outputs, void* stream) {
+  if (stream)
+    throw Error(fmt::format("@{}: the {} backend runs on no stream", sig_.graphName,
+                            backendName().str()));
   try {
     executeInto(inputs, outputs);
   } catch (const Error&) {

@@ -82,8 +82,12 @@ public:
 
   /// Like run(inputs, outputs), but returns as soon as the run is queued. The
   /// arrays must stay alive and unchanged (the outputs unread) until finish().
-  /// Runs execute in the order they were enqueued.
-  void enqueue(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs);
+  /// Runs execute in the order they were enqueued. With a `stream` (a cudaStream_t
+  /// of the current device on the cuda backend; other backends take none), the run
+  /// is also ordered on the caller's stream: it starts after the work queued there
+  /// so far, and work queued there afterwards sees its outputs.
+  void enqueue(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs,
+               void* stream = nullptr);
 
   /// Waits once for every run enqueued since the last finish(). Throws the first
   /// failure as a graphc::Error that names the run ("run 3 of 100 enqueued: ...").
@@ -105,10 +109,11 @@ protected:
   virtual std::vector<Array> execute(llvm::ArrayRef<Array> inputs) = 0;
   /// Runs into checked outputs. By default: execute(), then a copy into `outputs`.
   virtual void executeInto(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs);
-  /// Queues run number `run` since the last finish. By default it runs at once and
-  /// a failure is kept for finishRuns().
+  /// Queues run number `run` since the last finish, ordered on `stream` if given.
+  /// By default it runs at once and a failure is kept for finishRuns(); a stream is
+  /// an error.
   virtual void enqueueRun(size_t run, llvm::ArrayRef<Array> inputs,
-                          llvm::ArrayRef<Array> outputs);
+                          llvm::ArrayRef<Array> outputs, void* stream);
   /// Waits for the queued runs; returns the first failure, if any.
   virtual std::optional<RunFailure> finishRuns();
 

@@ -57,8 +57,8 @@ void OptimizedExecutable::executeInto(llvm::ArrayRef<Array> inputs,
 }
 
 void OptimizedExecutable::enqueueRun(size_t run, llvm::ArrayRef<Array> inputs,
-                                     llvm::ArrayRef<Array> outputs) {
-  primary_->enqueueRun(run, inputs, outputs);
+                                     llvm::ArrayRef<Array> outputs, void* stream) {
+  primary_->enqueueRun(run, inputs, outputs, stream);
   queued_.push_back({inputs.vec(), outputs.vec()});
 }
 

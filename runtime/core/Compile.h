@@ -48,8 +48,8 @@ protected:
   void executeInto(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) override;
   /// Queues the run on the primary program and keeps its arrays: a deferred run
   /// that falls back is redone, with every run after it, when finishing.
-  void enqueueRun(size_t run, llvm::ArrayRef<Array> inputs,
-                  llvm::ArrayRef<Array> outputs) override;
+  void enqueueRun(size_t run, llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs,
+                  void* stream) override;
   std::optional<RunFailure> finishRuns() override;
 
 private:

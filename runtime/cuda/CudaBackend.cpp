@@ -13,7 +13,8 @@
 // host reads after waiting). Lanes are made once and kept: run() takes an idle one
 // (concurrent callers get lanes of their own), enqueue() uses the deferred lane,
 // whose ring holds many runs' checks so that K runs wait once (and where the
-// program is a single fused kernel, deferred runs share launches: RunBatch.h). A failed
+// program is a single fused kernel, deferred runs share launches: RunBatch.h). A
+// run enqueued with the caller's stream is ordered on it by two events. A failed
 // Cholesky the compiler chose becomes a FallbackError (the run is redone with LU),
 // any other failure an Error naming the op.
 //
@@ -215,25 +216,33 @@ protected:
     runNow(*lane, {b.params, b.outputs});
   }
 
-  void enqueueRun(size_t, llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) override {
+  void enqueueRun(size_t, llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs,
+                  void* callerStream) override {
     if (!deferred_) {
       deferred_ = std::make_unique<Lane>(*this);
       if (oneKernel())
         deferred_->batch = std::make_unique<RunBatch>(*steps_.front().kernel, kRingRuns);
     }
+    Lane& lane = *deferred_;
+    auto stream = static_cast<cudaStream_t>(callerStream);
+    if (stream) { // after the caller's work so far
+      GRAPHC_CUDA_CHECK(cudaEventRecord(lane.callerReady, stream));
+      GRAPHC_CUDA_CHECK(cudaStreamWaitEvent(lane.stream, lane.callerReady));
+    }
     Binding b = bind(inputs, outputs);
-    if (!deferred_->batch)
-      return enqueueOn(*deferred_, {b.params, b.outputs});
-    KernelCall c = kernelCall(*deferred_, {b.params, b.outputs}, steps_.front());
-    auto ranges = [](llvm::ArrayRef<Array> arrays) {
-      llvm::SmallVector<ByteRange, 8> r;
-      for (const Array& a : arrays)
-        r.emplace_back(static_cast<const char*>(a.rawData()),
-                       static_cast<const char*>(a.rawData()) + a.type().bytes());
-      return r;
-    };
-    deferred_->batch->add(steps_.front().kernel->arguments(c.ins, c.outs, c.errorWord),
-                          ranges(inputs), ranges(outputs), deferred_->stream);
+    if (lane.batch) {
+      KernelCall c = kernelCall(lane, {b.params, b.outputs}, steps_.front());
+      lane.batch->add(steps_.front().kernel->arguments(c.ins, c.outs, c.errorWord),
+                      byteRanges(inputs), byteRanges(outputs), lane.stream);
+      if (stream) // the caller's next work waits for this run: launch it now
+        lane.batch->flush(lane.stream);
+    } else {
+      enqueueOn(lane, {b.params, b.outputs});
+    }
+    if (stream) { // before the caller's work from now on
+      GRAPHC_CUDA_CHECK(cudaEventRecord(lane.runDone, lane.stream));
+      GRAPHC_CUDA_CHECK(cudaStreamWaitEvent(stream, lane.runDone));
+    }
   }
 
   std::optional<RunFailure> finishRuns() override {
@@ -272,6 +281,8 @@ private:
                              std::max<int64_t>(exe.signature().paramTypes[param].bytes(), 1),
                              stream);
       checks = DeviceBuffer(exe.pool_, std::max<int64_t>(exe.checkWords_, 1) * sizeof(int), stream);
+      for (cudaEvent_t* e : {&callerReady, &runDone})
+        GRAPHC_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
       GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
     }
     ~Lane() {
@@ -282,10 +293,13 @@ private:
       staging.clear();
       checks.reset();
       library.reset();
+      cudaEventDestroy(callerReady);
+      cudaEventDestroy(runDone);
       cudaStreamDestroy(stream);
     }
 
     cudaStream_t stream = nullptr;
+    cudaEvent_t callerReady = nullptr, runDone = nullptr; ///< order runs on a caller's stream
     std::optional<LibraryContext> library;
     std::vector<DeviceBuffer> slots, staging;
     DeviceBuffer checks;
@@ -444,6 +458,15 @@ private:
   bool oneKernel() const {
     return steps_.size() == 1 && steps_.front().how == PreparedStep::How::Kernel &&
            capturable_ && checkWords_ == 0 && staged_.empty() && copies_.empty();
+  }
+
+  /// The bytes each of `arrays` (dense) covers.
+  static llvm::SmallVector<ByteRange, 8> byteRanges(llvm::ArrayRef<Array> arrays) {
+    llvm::SmallVector<ByteRange, 8> r;
+    for (const Array& a : arrays)
+      r.emplace_back(static_cast<const char*>(a.rawData()),
+                     static_cast<const char*>(a.rawData()) + a.type().bytes());
+    return r;
   }
 
   /// The raw buffers of the caller's arrays.

@@ -5,6 +5,10 @@
 // (runtime/cuda/CudaBackend.cpp). It registers itself when graphc_cuda is linked;
 // getBackend("auto") picks it when a device is present.
 //
+// Device arrays come from toDevice() and emptyOnDevice(), or wrap the caller's
+// device memory without a copy: Array::wrapRaw(dtype, ptr, shape, {}, Device::Cuda).
+// A run can be ordered on the caller's stream: exe.enqueue(ins, outs, stream).
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 

@@ -142,6 +142,40 @@ graph @chain(%x: f32[1000], %w: f32[1000]) {
   }
 }
 
+/// Runs ordered on the caller's stream: the input is written there just before
+/// (no wait), the output read there just after; one run with library calls, one
+/// that is a single kernel.
+TEST(CudaPreparedRun, RunsOrderedOnTheCallersStream) {
+  GRAPHC_REQUIRE_GPU();
+  cudaStream_t stream;
+  GRAPHC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (const char* text : {kMixed, R"(
+graph @one(%x: f64[64,32], %w: f64[32,16], %b: f64[16]) {
+  %e = exp %x
+  return %e
+})"}) {
+    auto g = ir::parseGraph(text);
+    auto exe = getBackend("cuda").compile(*g);
+    std::vector<Array> host = testing::randomInputs(*g, 5), device = onDevice(host);
+    std::vector<Array> outs = deviceOutputs(*exe);
+    // Overwrite x on the caller's stream, then run on it without waiting.
+    Array x = testing::randomInputs(*g, 6)[0];
+    GRAPHC_CUDA_CHECK(cudaMemcpyAsync(device[0].rawData(), x.rawData(), x.type().bytes(),
+                                      cudaMemcpyHostToDevice, stream));
+    host[0] = x;
+    exe->enqueue(device, outs, stream);
+    Array got = Array::empty(outs[0].dtype(), outs[0].shape());
+    GRAPHC_CUDA_CHECK(cudaMemcpyAsync(got.rawData(), outs[0].rawData(), got.type().bytes(),
+                                      cudaMemcpyDeviceToHost, stream));
+    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
+    EXPECT_LE(testing::relativeDifference(got, getBackend("cpu").compile(*g)->run(host)[0]),
+              1e-12)
+        << "@" << g->name();
+    exe->finish();
+  }
+  cudaStreamDestroy(stream);
+}
+
 /// 300 runs, more than the check ring holds: the failure of run 280 is still
 /// found, and named, after the ring was drained on the way.
 TEST(CudaPreparedRun, FinishNamesTheFailedRunBeyondTheRing) {

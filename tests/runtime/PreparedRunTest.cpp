@@ -121,6 +121,8 @@ TEST(PreparedRun, CallerArraysAreChecked) {
   Array sameBytes = outs[0].reinterpret(ir::DType::F64, {8});
   expectError([&] { exe->run(in, {outs[0], sameBytes}); }, "outputs 0 and 1 overlap");
   expectError([&] { exe->enqueue({in[0]}, outs); }, "expected 3 input(s), got 1");
+  int notAStream = 0;
+  expectError([&] { exe->enqueue(in, outs, &notAStream); }, "@prep: the cpu backend runs on no stream");
   EXPECT_NO_THROW(exe->finish()); // the rejected enqueue queued nothing
 }
 

@@ -1,11 +1,9 @@
 //===- runtime/cuda/CudaBackend.cpp - The CUDA backend --------------------===//
 //
 // "cuda" runs the lowered program (passes/MemoryPlan.h). compile() prepares it
-// once: kernel steps become NVRTC-compiled fused kernels (codegen/Cuda.h through
-// the kernel cache, compiled in parallel), library steps cuBLAS/cuSOLVER calls
-// (runtime/cuda/Library.h), and the rare steps without a device form (data
-// movement ops that are groups alone: transpose, slice, concat, diag, triu, ...)
-// run on the host through the cpu backend, with a copy each way.
+// once (runtime/cuda/PreparedProgram.h): NVRTC-compiled fused kernels, cuBLAS and
+// cuSOLVER calls, the rare steps that run on the host, the constants, and where each
+// step finds its buffers in a run.
 //
 // A run happens on a lane: a stream with its own library handles and workspace,
 // the plan's slots, and the run's check words (library info words and kernel error
@@ -19,25 +17,17 @@
 // any other failure an Error naming the op.
 //
 // A lane captures its first run as a CUDA graph (runtime/cuda/CapturedRun.h) and
-// replays it afterwards. Fused kernels read and write the caller's buffers
-// directly, and their graph nodes are pointed at each run's buffers; library calls
-// keep the pointers they were captured with, so a parameter a library call reads
-// is first copied into the lane's staging buffer, and an output that a fused
-// kernel does not write is copied from its slot (both copies rebindable). Programs
-// with host steps run without a graph. GRAPHC_CUDA_GRAPHS=0 turns graphs off.
+// replays it afterwards, its fused kernels and copies pointed at each run's buffers.
+// Programs with host steps run without a graph. GRAPHC_CUDA_GRAPHS=0 turns graphs
+// off.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/CudaBackend.h"
 
-#include "passes/MemoryPlan.h"
-#include "passes/Rewrite.h"
 #include "runtime/cuda/CapturedRun.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/Device.h"
-#include "runtime/cuda/FusedKernel.h"
-#include "runtime/cuda/KernelCache.h"
-#include "runtime/cuda/Library.h"
-#include "runtime/cuda/Pool.h"
+#include "runtime/cuda/PreparedProgram.h"
 #include "runtime/cuda/RunBatch.h"
 
 #include <fmt/format.h>
@@ -52,64 +42,9 @@ namespace graphc::cuda {
 namespace {
 
 using ir::Value;
-using passes::Storage;
 
 /// Runs whose checks the deferred lane's ring holds before it must wait.
 constexpr size_t kRingRuns = 256;
-
-/// A step that runs on the host: its one-node graph compiled on the cpu backend.
-struct HostStep {
-  std::unique_ptr<ir::Graph> graph;
-  std::unique_ptr<Executable> exe;
-};
-
-/// Where a step finds one of its values in a run.
-struct Source {
-  enum Kind : uint8_t {
-    Param,    ///< the caller's input `index`
-    Staged,   ///< the lane's copy of input `index`
-    Constant, ///< constant `index`
-    Slot,     ///< the lane's slot `index`
-    Output,   ///< the caller's output `index`
-  } kind;
-  int index;
-};
-
-/// One step, ready to enqueue.
-struct PreparedStep {
-  enum class How { Kernel, Library, Host } how;
-  const passes::Step* step;
-  std::vector<Source> ins, outs; ///< in the order the kernel or call takes its buffers
-  std::unique_ptr<CudaFusedKernel> kernel;
-  std::vector<HostStep> host; ///< one per node
-  int64_t checkOffset = -1;   ///< its info words or error word in the check words
-};
-
-/// An output that no fused kernel writes in place: copied from `from` at the end.
-struct OutputCopy {
-  int output;
-  Source from;
-  int64_t bytes;
-};
-
-/// A copy of `n` alone in a graph whose parameters are its operands.
-std::unique_ptr<ir::Graph> graphOfNode(const ir::Node& n) {
-  auto g = std::make_unique<ir::Graph>(n.name().empty() ? "step" : n.name());
-  llvm::SmallVector<Value, 3> operands;
-  for (size_t i = 0; i < n.operands().size(); ++i)
-    operands.push_back(g->addParameter(fmt::format("in{}", i), n.operand(i).type()));
-  ir::Node* copy = g->create(n.op(), operands, n.attrs(),
-                             llvm::SmallVector<ir::TensorType, 1>(n.types().begin(), n.types().end()),
-                             n.loc(), n.name());
-  for (unsigned r = 0; r < copy->numResults(); ++r)
-    g->addOutput(copy->result(r));
-  return g;
-}
-
-void copyAsync(void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
-  if (bytes > 0)
-    GRAPHC_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), kind, s));
-}
 
 /// A device array of type `t` owning `buffer`'s memory. The memory goes back to the
 /// pool on the legacy stream when the array dies: runs synchronize before they
@@ -153,16 +88,13 @@ bool graphsEnabled() {
 class CudaExecutable final : public Executable {
 public:
   explicit CudaExecutable(const ir::Graph& g)
-      : Executable(Signature::of(g)), graph_(passes::copyLive(g)),
-        program_(passes::lowerToProgram(*graph_)), pool_(DevicePool::forDevice(0)) {
-    prepareSteps();
-    planBindings();
+      : Executable(Signature::of(g)), prepared_(g), pool_(DevicePool::forDevice(0)) {
     idle_.push_back(std::make_unique<Lane>(*this));
-    uploadConstants(*idle_.back());
+    prepared_.uploadConstants(*idle_.back()->library);
   }
 
   ~CudaExecutable() override {
-    constants_.clear(); // released on the stream of a lane, before the lanes go
+    prepared_.releaseConstants(); // released on the stream of a lane, before the lanes go
     deferred_.reset();
     idle_.clear();
   }
@@ -220,8 +152,9 @@ protected:
                   void* callerStream) override {
     if (!deferred_) {
       deferred_ = std::make_unique<Lane>(*this);
-      if (oneKernel())
-        deferred_->batch = std::make_unique<RunBatch>(*steps_.front().kernel, kRingRuns);
+      if (prepared_.oneKernel())
+        deferred_->batch =
+            std::make_unique<RunBatch>(*prepared_.steps().front().kernel, kRingRuns);
     }
     Lane& lane = *deferred_;
     auto stream = static_cast<cudaStream_t>(callerStream);
@@ -231,8 +164,9 @@ protected:
     }
     Binding b = bind(inputs, outputs);
     if (lane.batch) {
-      KernelCall c = kernelCall(lane, {b.params, b.outputs}, steps_.front());
-      lane.batch->add(steps_.front().kernel->arguments(c.ins, c.outs, c.errorWord),
+      const PreparedStep& step = prepared_.steps().front();
+      KernelCall c = kernelCall(lane, {b.params, b.outputs}, step);
+      lane.batch->add(step.kernel->arguments(c.ins, c.outs, c.errorWord),
                       byteRanges(inputs), byteRanges(outputs), lane.stream);
       if (stream) // the caller's next work waits for this run: launch it now
         lane.batch->flush(lane.stream);
@@ -268,19 +202,19 @@ private:
   /// A stream and everything a run on it needs (see the file comment).
   struct Lane {
     explicit Lane(const CudaExecutable& exe)
-        : ring(exe.checkWords_ * (exe.checkWords_ ? kRingRuns : 0)) {
+        : ring(exe.prepared_.checkWords() * (exe.prepared_.checkWords() ? kRingRuns : 0)) {
       GRAPHC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
       library.emplace(0, stream);
-      for (const PreparedStep& p : exe.steps_)
+      for (const PreparedStep& p : exe.prepared_.steps())
         if (p.how == PreparedStep::How::Library)
           library->reserve(*p.step->nodes.front());
-      for (const passes::Slot& s : exe.program_.slots())
+      for (const passes::Slot& s : exe.prepared_.program().slots())
         slots.emplace_back(exe.pool_, std::max<int64_t>(s.bytes, 1), stream);
-      for (int param : exe.staged_)
+      for (int param : exe.prepared_.staged())
         staging.emplace_back(exe.pool_,
                              std::max<int64_t>(exe.signature().paramTypes[param].bytes(), 1),
                              stream);
-      checks = DeviceBuffer(exe.pool_, std::max<int64_t>(exe.checkWords_, 1) * sizeof(int), stream);
+      checks = DeviceBuffer(exe.pool_, std::max<int64_t>(exe.prepared_.checkWords(), 1) * sizeof(int), stream);
       for (cudaEvent_t* e : {&callerReady, &runDone})
         GRAPHC_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
       GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -338,128 +272,6 @@ private:
     std::unique_ptr<Lane> lane_;
   };
 
-  //===--- Preparation ----------------------------------------------------===//
-
-  void prepareSteps() {
-    std::vector<codegen::CudaKernel> sources;
-    std::vector<codegen::Kernel> kernels;
-    for (const passes::Step& s : program_.steps()) {
-      PreparedStep p{PreparedStep::How::Host, &s, {}, {}, nullptr, {}, -1};
-      const ir::Node& first = *s.nodes.front();
-      if (s.kind == passes::Step::Kind::Library && LibraryContext::supports(first)) {
-        p.how = PreparedStep::How::Library;
-        p.checkOffset = checkWords_;
-        checkWords_ += LibraryContext::infoCount(first);
-      } else if (s.kind == passes::Step::Kind::Kernel &&
-                 passes::fusionRole(first) != passes::FusionRole::Alone) {
-        auto built = codegen::buildKernel(s.nodes, s.outputs);
-        if (auto* k = std::get_if<codegen::Kernel>(&built)) {
-          p.how = PreparedStep::How::Kernel;
-          sources.push_back(codegen::emitCuda(*k, "graphc_kernel"));
-          kernels.push_back(std::move(*k));
-        }
-      }
-      steps_.push_back(std::move(p));
-    }
-    // Compile every kernel in parallel into the cache, then load each from it.
-    KernelCache::global().compileAll(sources);
-    size_t next = 0;
-    for (PreparedStep& p : steps_) {
-      if (p.how == PreparedStep::How::Kernel) {
-        p.kernel = std::make_unique<CudaFusedKernel>(std::move(kernels[next++]));
-        if (p.kernel->hasErrorWord())
-          p.checkOffset = checkWords_++;
-        capturable_ = capturable_ && p.kernel->alwaysFails().empty();
-      } else if (p.how == PreparedStep::How::Host) {
-        capturable_ = false;
-        for (const ir::Node* n : p.step->nodes) {
-          HostStep h{graphOfNode(*n), nullptr};
-          h.exe = getBackend("cpu").compile(*h.graph);
-          p.host.push_back(std::move(h));
-        }
-      }
-    }
-  }
-
-  /// Decides where each step finds its values (see the file comment).
-  void planBindings() {
-    std::map<std::pair<const ir::Node*, unsigned>, bool> readByCall; // by a library or host step
-    std::map<std::pair<const ir::Node*, unsigned>, bool> byKernel;
-    for (const PreparedStep& p : steps_) {
-      for (Value v : p.step->inputs)
-        if (p.how != PreparedStep::How::Kernel)
-          readByCall[{v.node, v.index}] = true;
-      for (Value v : p.step->outputs)
-        byKernel[{v.node, v.index}] = p.how == PreparedStep::How::Kernel;
-    }
-    std::vector<int> stagedIndex(signature().paramTypes.size(), -1);
-    std::map<std::pair<const ir::Node*, unsigned>, int> direct; // value -> output it is
-    const auto& outputs = graph_->outputs();
-    for (size_t j = 0; j < outputs.size(); ++j) {
-      std::pair<const ir::Node*, unsigned> key{outputs[j].node, outputs[j].index};
-      if (program_.storage(outputs[j]).kind == Storage::Slot && byKernel[key] &&
-          !readByCall[key] && !direct.count(key))
-        direct[key] = static_cast<int>(j);
-    }
-    auto source = [&](Value v, bool call) {
-      Storage st = program_.storage(v);
-      auto d = direct.find({v.node, v.index});
-      if (d != direct.end())
-        return Source{Source::Output, d->second};
-      if (st.kind == Storage::Param && call) {
-        if (stagedIndex[st.index] < 0) {
-          stagedIndex[st.index] = static_cast<int>(staged_.size());
-          staged_.push_back(st.index);
-        }
-        return Source{Source::Staged, stagedIndex[st.index]};
-      }
-      if (st.kind == Storage::Param)
-        return Source{Source::Param, st.index};
-      return Source{st.kind == Storage::Constant ? Source::Constant : Source::Slot, st.index};
-    };
-    for (PreparedStep& p : steps_) {
-      if (p.how == PreparedStep::How::Kernel) { // the kernel's own parameter order
-        for (Value v : p.kernel->kernel().inputs)
-          p.ins.push_back(source(v, false));
-        for (const codegen::KernelOutput& o : p.kernel->kernel().outputs)
-          p.outs.push_back(source(o.value, false));
-        continue;
-      }
-      for (Value v : p.step->inputs)
-        p.ins.push_back(source(v, true));
-      for (Value v : p.step->outputs)
-        p.outs.push_back(source(v, false));
-    }
-    for (size_t j = 0; j < outputs.size(); ++j) {
-      auto d = direct.find({outputs[j].node, outputs[j].index});
-      if (d == direct.end() || d->second != static_cast<int>(j))
-        copies_.push_back({static_cast<int>(j), source(outputs[j], false), outputs[j].type().bytes()});
-    }
-  }
-
-  /// Fills and identities are made on the device; other constants on the host.
-  void uploadConstants(Lane& lane) {
-    auto& cpu = getBackend("cpu-unfused");
-    for (const ir::Node* c : program_.constants()) {
-      constants_.emplace_back(pool_, std::max<int64_t>(c->type().bytes(), 1), lane.stream);
-      if (lane.library->materialize(*c, constants_.back().data()))
-        continue;
-      HostStep h{graphOfNode(*c), nullptr};
-      Array host = cpu.compile(*h.graph)->run({})[0];
-      copyAsync(constants_.back().data(), host.rawData(), c->type().bytes(),
-                cudaMemcpyHostToDevice, lane.stream);
-      GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream)); // `host` dies here
-    }
-    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream));
-  }
-
-  /// True when the program is one fused kernel reading and writing the caller's
-  /// buffers and nothing else: deferred runs of it share launches (RunBatch).
-  bool oneKernel() const {
-    return steps_.size() == 1 && steps_.front().how == PreparedStep::How::Kernel &&
-           capturable_ && checkWords_ == 0 && staged_.empty() && copies_.empty();
-  }
-
   /// The bytes each of `arrays` (dense) covers.
   static llvm::SmallVector<ByteRange, 8> byteRanges(llvm::ArrayRef<Array> arrays) {
     llvm::SmallVector<ByteRange, 8> r;
@@ -488,7 +300,7 @@ private:
     case Source::Staged:
       return lane.staging[s.index].data();
     case Source::Constant:
-      return constants_[s.index].data();
+      return prepared_.constant(s.index);
     case Source::Slot:
       return lane.slots[s.index].data();
     case Source::Output:
@@ -517,26 +329,26 @@ private:
   template <typename F> void forEachCopy(const Lane& lane, const Buffers& b, size_t ringSlot,
                                          F&& f) const {
     size_t id = 0;
-    for (size_t i = 0; i < staged_.size(); ++i, ++id)
-      f(id, lane.staging[i].data(), b.params[staged_[i]],
-        signature().paramTypes[staged_[i]].bytes(), cudaMemcpyDeviceToDevice);
-    for (const OutputCopy& c : copies_) {
+    const std::vector<int>& staged = prepared_.staged();
+    for (size_t i = 0; i < staged.size(); ++i, ++id)
+      f(id, lane.staging[i].data(), b.params[staged[i]], signature().paramTypes[staged[i]].bytes(),
+        cudaMemcpyDeviceToDevice);
+    for (const OutputCopy& c : prepared_.copies()) {
       f(id++, b.outputs[c.output], resolve(lane, b, c.from), c.bytes, cudaMemcpyDeviceToDevice);
     }
-    if (checkWords_)
-      f(id, lane.ring.data() + ringSlot * checkWords_, lane.checks.data(),
-        checkWords_ * int64_t{sizeof(int)}, cudaMemcpyDeviceToHost);
+    if (int64_t words = prepared_.checkWords())
+      f(id, lane.ring.data() + ringSlot * words, lane.checks.data(), words * int64_t{sizeof(int)},
+        cudaMemcpyDeviceToHost);
   }
 
   /// Enqueues a run step by step on the lane's stream; with `record`, names the
   /// nodes a capture needs to rebind.
   void enqueueSteps(Lane& lane, const Buffers& b, size_t ringSlot, CapturedRun* record) {
-    if (checkWords_)
-      GRAPHC_CUDA_CHECK(
-          cudaMemsetAsync(lane.checks.data(), 0, checkWords_ * sizeof(int), lane.stream));
+    if (int64_t words = prepared_.checkWords())
+      GRAPHC_CUDA_CHECK(cudaMemsetAsync(lane.checks.data(), 0, words * sizeof(int), lane.stream));
     bool inputsCopied = false; // staged inputs before the steps, the rest after
     auto copy = [&](size_t id, void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind) {
-      if (bytes == 0 || (id < staged_.size()) == inputsCopied)
+      if (bytes == 0 || (id < prepared_.staged().size()) == inputsCopied)
         return;
       copyAsync(dst, src, bytes, kind, lane.stream);
       if (record)
@@ -545,7 +357,7 @@ private:
     forEachCopy(lane, b, ringSlot, copy);
     inputsCopied = true;
     size_t kernelId = 0;
-    for (const PreparedStep& p : steps_) {
+    for (const PreparedStep& p : prepared_.steps()) {
       switch (p.how) {
       case PreparedStep::How::Kernel: {
         KernelCall c = kernelCall(lane, b, p);
@@ -570,7 +382,7 @@ private:
   /// Points a captured run's kernels and copies at this run's buffers.
   void rebind(Lane& lane, const Buffers& b, size_t ringSlot) {
     size_t kernelId = 0;
-    for (const PreparedStep& p : steps_)
+    for (const PreparedStep& p : prepared_.steps())
       if (p.how == PreparedStep::How::Kernel) {
         KernelCall c = kernelCall(lane, b, p);
         lane.graph->bindKernel(kernelId++, p.kernel->arguments(c.ins, c.outs, c.errorWord));
@@ -625,10 +437,10 @@ private:
   /// Enqueues one run on `lane`: a replay of its captured graph where it has one
   /// (capturing it on the first run), step by step otherwise.
   void enqueueOn(Lane& lane, const Buffers& b) {
-    if (checkWords_ && lane.queued == kRingRuns)
+    if (prepared_.checkWords() && lane.queued == kRingRuns)
       drain(lane);
     size_t slot = lane.queued;
-    if (capturable_ && !lane.noGraph && !lane.graph && graphsEnabled())
+    if (prepared_.capturable() && !lane.noGraph && !lane.graph && graphsEnabled())
       capture(lane, b, slot);
     if (lane.graph) {
       rebind(lane, b, slot);
@@ -665,7 +477,7 @@ private:
   void drain(Lane& lane) {
     GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream));
     for (size_t r = 0; r < lane.queued && !lane.failure; ++r)
-      if (std::exception_ptr e = failureOf(lane.ring.data() + r * checkWords_))
+      if (std::exception_ptr e = prepared_.failureOf(lane.ring.data() + r * prepared_.checkWords()))
         lane.failure = RunFailure{lane.drained + r, e};
     lane.drained += lane.queued;
     lane.queued = 0;
@@ -677,43 +489,8 @@ private:
     return std::exchange(lane.failure, std::nullopt);
   }
 
-  /// The first failure one run's check words report, or null.
-  std::exception_ptr failureOf(const int* words) const {
-    for (const PreparedStep& p : steps_) {
-      if (p.checkOffset < 0)
-        continue;
-      if (p.how == PreparedStep::How::Kernel) {
-        try {
-          p.kernel->throwIfFailed(words[p.checkOffset]);
-        } catch (const Error&) {
-          return std::current_exception();
-        }
-        continue;
-      }
-      const ir::Node& n = *p.step->nodes.front();
-      std::optional<std::string> failure = LibraryContext::failure(n, words + p.checkOffset);
-      if (!failure)
-        continue;
-      std::string who = ir::opName(n.op()).str();
-      if (!n.name().empty())
-        who += fmt::format(" (%{})", n.name());
-      std::string message = fmt::format("{}: {}", who, *failure);
-      if (n.attrs().flag("fallback"))
-        return std::make_exception_ptr(FallbackError(message, n.loc()));
-      return std::make_exception_ptr(Error(message, n.loc()));
-    }
-    return nullptr;
-  }
-
-  std::unique_ptr<ir::Graph> graph_;
-  passes::Program program_;
+  PreparedProgram prepared_;
   DevicePool& pool_;
-  std::vector<PreparedStep> steps_;
-  std::vector<int> staged_;         ///< inputs library calls read, copied to staging
-  std::vector<OutputCopy> copies_;  ///< outputs copied at the end of a run
-  std::vector<DeviceBuffer> constants_;
-  int64_t checkWords_ = 0;          ///< ints of check words per run
-  bool capturable_ = true;          ///< no host steps, no kernel that always fails
 
   std::mutex mutex_;                ///< guards idle_
   std::vector<std::unique_ptr<Lane>> idle_;

@@ -127,4 +127,10 @@ void DeviceBuffer::reset() noexcept {
   bytes_ = 0;
 }
 
+void copyAsync(void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind,
+               cudaStream_t stream) {
+  if (bytes > 0)
+    GRAPHC_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), kind, stream));
+}
+
 } // namespace graphc::cuda

@@ -16,6 +16,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace graphc::cuda {
 
@@ -67,6 +68,11 @@ private:
   int device_;
   cudaMemPool_t pool_ = nullptr;
 };
+
+/// Enqueues a copy of `bytes` bytes on `stream` (nothing for 0 bytes). Throws
+/// graphc::Error when the copy cannot be enqueued.
+void copyAsync(void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind,
+               cudaStream_t stream);
 
 /// An owning, move-only handle to memory from a DevicePool, released in stream
 /// order on the stream it was allocated for.

@@ -1,0 +1,185 @@
+//===- runtime/cuda/PreparedProgram.cpp - A program ready to enqueue -----===//
+#include "runtime/cuda/PreparedProgram.h"
+
+#include "passes/Fusion.h"
+#include "passes/MemoryPlan.h"
+#include "passes/Rewrite.h"
+#include "runtime/cuda/Check.h"
+#include "runtime/cuda/KernelCache.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace graphc::cuda {
+namespace {
+
+using ir::Value;
+using passes::Storage;
+
+/// A copy of `n` alone in a graph whose parameters are its operands.
+std::unique_ptr<ir::Graph> graphOfNode(const ir::Node& n) {
+  auto g = std::make_unique<ir::Graph>(n.name().empty() ? "step" : n.name());
+  llvm::SmallVector<Value, 3> operands;
+  for (size_t i = 0; i < n.operands().size(); ++i)
+    operands.push_back(g->addParameter(fmt::format("in{}", i), n.operand(i).type()));
+  ir::Node* copy = g->create(n.op(), operands, n.attrs(),
+                             llvm::SmallVector<ir::TensorType, 1>(n.types().begin(), n.types().end()),
+                             n.loc(), n.name());
+  for (unsigned r = 0; r < copy->numResults(); ++r)
+    g->addOutput(copy->result(r));
+  return g;
+}
+
+} // namespace
+
+PreparedProgram::PreparedProgram(const ir::Graph& g)
+    : graph_(passes::copyLive(g)), program_(passes::lowerToProgram(*graph_)) {
+  prepareSteps();
+  planBindings();
+}
+
+void PreparedProgram::prepareSteps() {
+  std::vector<codegen::CudaKernel> sources;
+  std::vector<codegen::Kernel> kernels;
+  for (const passes::Step& s : program_.steps()) {
+    PreparedStep p{PreparedStep::How::Host, &s, {}, {}, nullptr, {}, -1};
+    const ir::Node& first = *s.nodes.front();
+    if (s.kind == passes::Step::Kind::Library && LibraryContext::supports(first)) {
+      p.how = PreparedStep::How::Library;
+      p.checkOffset = checkWords_;
+      checkWords_ += LibraryContext::infoCount(first);
+    } else if (s.kind == passes::Step::Kind::Kernel &&
+               passes::fusionRole(first) != passes::FusionRole::Alone) {
+      auto built = codegen::buildKernel(s.nodes, s.outputs);
+      if (auto* k = std::get_if<codegen::Kernel>(&built)) {
+        p.how = PreparedStep::How::Kernel;
+        sources.push_back(codegen::emitCuda(*k, "graphc_kernel"));
+        kernels.push_back(std::move(*k));
+      }
+    }
+    steps_.push_back(std::move(p));
+  }
+  // Compile every kernel in parallel into the cache, then load each from it.
+  KernelCache::global().compileAll(sources);
+  size_t next = 0;
+  for (PreparedStep& p : steps_) {
+    if (p.how == PreparedStep::How::Kernel) {
+      p.kernel = std::make_unique<CudaFusedKernel>(std::move(kernels[next++]));
+      if (p.kernel->hasErrorWord())
+        p.checkOffset = checkWords_++;
+      capturable_ = capturable_ && p.kernel->alwaysFails().empty();
+    } else if (p.how == PreparedStep::How::Host) {
+      capturable_ = false;
+      for (const ir::Node* n : p.step->nodes) {
+        HostStep h{graphOfNode(*n), nullptr};
+        h.exe = getBackend("cpu").compile(*h.graph);
+        p.host.push_back(std::move(h));
+      }
+    }
+  }
+}
+
+void PreparedProgram::planBindings() {
+  std::map<std::pair<const ir::Node*, unsigned>, bool> readByCall; // by a library or host step
+  std::map<std::pair<const ir::Node*, unsigned>, bool> byKernel;
+  for (const PreparedStep& p : steps_) {
+    for (Value v : p.step->inputs)
+      if (p.how != PreparedStep::How::Kernel)
+        readByCall[{v.node, v.index}] = true;
+    for (Value v : p.step->outputs)
+      byKernel[{v.node, v.index}] = p.how == PreparedStep::How::Kernel;
+  }
+  std::vector<int> stagedIndex(graph_->params().size(), -1);
+  std::map<std::pair<const ir::Node*, unsigned>, int> direct; // value -> output it is
+  const auto& outputs = graph_->outputs();
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    std::pair<const ir::Node*, unsigned> key{outputs[j].node, outputs[j].index};
+    if (program_.storage(outputs[j]).kind == Storage::Slot && byKernel[key] &&
+        !readByCall[key] && !direct.count(key))
+      direct[key] = static_cast<int>(j);
+  }
+  auto source = [&](Value v, bool call) {
+    Storage st = program_.storage(v);
+    auto d = direct.find({v.node, v.index});
+    if (d != direct.end())
+      return Source{Source::Output, d->second};
+    if (st.kind == Storage::Param && call) {
+      if (stagedIndex[st.index] < 0) {
+        stagedIndex[st.index] = static_cast<int>(staged_.size());
+        staged_.push_back(st.index);
+      }
+      return Source{Source::Staged, stagedIndex[st.index]};
+    }
+    if (st.kind == Storage::Param)
+      return Source{Source::Param, st.index};
+    return Source{st.kind == Storage::Constant ? Source::Constant : Source::Slot, st.index};
+  };
+  for (PreparedStep& p : steps_) {
+    if (p.how == PreparedStep::How::Kernel) { // the kernel's own parameter order
+      for (Value v : p.kernel->kernel().inputs)
+        p.ins.push_back(source(v, false));
+      for (const codegen::KernelOutput& o : p.kernel->kernel().outputs)
+        p.outs.push_back(source(o.value, false));
+      continue;
+    }
+    for (Value v : p.step->inputs)
+      p.ins.push_back(source(v, true));
+    for (Value v : p.step->outputs)
+      p.outs.push_back(source(v, false));
+  }
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    auto d = direct.find({outputs[j].node, outputs[j].index});
+    if (d == direct.end() || d->second != static_cast<int>(j))
+      copies_.push_back({static_cast<int>(j), source(outputs[j], false), outputs[j].type().bytes()});
+  }
+}
+
+void PreparedProgram::uploadConstants(LibraryContext& library) {
+  auto& cpu = getBackend("cpu-unfused");
+  for (const ir::Node* c : program_.constants()) {
+    constants_.emplace_back(DevicePool::forDevice(library.device()), std::max<int64_t>(c->type().bytes(), 1), library.stream());
+    if (library.materialize(*c, constants_.back().data()))
+      continue;
+    HostStep h{graphOfNode(*c), nullptr};
+    Array host = cpu.compile(*h.graph)->run({})[0];
+    copyAsync(constants_.back().data(), host.rawData(), c->type().bytes(),
+              cudaMemcpyHostToDevice, library.stream());
+    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(library.stream())); // `host` dies here
+  }
+  GRAPHC_CUDA_CHECK(cudaStreamSynchronize(library.stream()));
+}
+
+bool PreparedProgram::oneKernel() const {
+  return steps_.size() == 1 && steps_.front().how == PreparedStep::How::Kernel && capturable_ &&
+         checkWords_ == 0 && staged_.empty() && copies_.empty();
+}
+
+std::exception_ptr PreparedProgram::failureOf(const int* words) const {
+  for (const PreparedStep& p : steps_) {
+    if (p.checkOffset < 0)
+      continue;
+    if (p.how == PreparedStep::How::Kernel) {
+      try {
+        p.kernel->throwIfFailed(words[p.checkOffset]);
+      } catch (const Error&) {
+        return std::current_exception();
+      }
+      continue;
+    }
+    const ir::Node& n = *p.step->nodes.front();
+    std::optional<std::string> failure = LibraryContext::failure(n, words + p.checkOffset);
+    if (!failure)
+      continue;
+    std::string who = ir::opName(n.op()).str();
+    if (!n.name().empty())
+      who += fmt::format(" (%{})", n.name());
+    std::string message = fmt::format("{}: {}", who, *failure);
+    if (n.attrs().flag("fallback"))
+      return std::make_exception_ptr(FallbackError(message, n.loc()));
+    return std::make_exception_ptr(Error(message, n.loc()));
+  }
+  return nullptr;
+}
+
+} // namespace graphc::cuda

@@ -1,0 +1,122 @@
+//===- runtime/cuda/PreparedProgram.h - A program ready to enqueue -*- C++ -*-===//
+//
+// What every run of a cuda executable shares, made once: the lowered program
+// (passes/MemoryPlan.h), each step ready to enqueue (a loaded fused kernel, a
+// library call, or nodes to run on the host), where each step finds its buffers in
+// a run, the constants, and the layout of a run's check words (the library calls'
+// info words and the kernels' error words). The executor (CudaBackend.cpp) runs it
+// on lanes.
+//
+// Where values live (Source): fused kernels read and write the caller's buffers
+// directly (an output a fused kernel writes, and that no library or host step reads,
+// is written straight into the caller's array); library calls see only memory that
+// stays put from run to run, because a captured CUDA graph keeps their pointers: a
+// parameter a library call reads is first copied into a staging buffer of the lane,
+// and an output no fused kernel writes is copied from its slot at the end of the run.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "passes/Program.h"
+#include "runtime/core/Backend.h"
+#include "runtime/cuda/FusedKernel.h"
+#include "runtime/cuda/Library.h"
+#include "runtime/cuda/Pool.h"
+
+#include <cuda_runtime_api.h>
+
+#include <exception>
+#include <memory>
+#include <vector>
+
+namespace graphc::cuda {
+
+/// A step that runs on the host: its one-node graph compiled on the cpu backend.
+struct HostStep {
+  std::unique_ptr<ir::Graph> graph;
+  std::unique_ptr<Executable> exe;
+};
+
+/// Where a step finds one of its values in a run.
+struct Source {
+  enum Kind : uint8_t {
+    Param,    ///< the caller's input `index`
+    Staged,   ///< the lane's copy of input `index`
+    Constant, ///< constant `index`
+    Slot,     ///< the lane's slot `index`
+    Output,   ///< the caller's output `index`
+  } kind;
+  int index;
+};
+
+/// One step, ready to enqueue.
+struct PreparedStep {
+  enum class How { Kernel, Library, Host } how;
+  const passes::Step* step;
+  std::vector<Source> ins, outs; ///< in the order the kernel or call takes its buffers
+  std::unique_ptr<CudaFusedKernel> kernel;
+  std::vector<HostStep> host; ///< one per node
+  int64_t checkOffset = -1;   ///< its info words or error word in the check words
+};
+
+/// An output that no fused kernel writes in place: copied from `from` at the end.
+struct OutputCopy {
+  int output;
+  Source from;
+  int64_t bytes;
+};
+
+/// A lowered program prepared for the GPU (see the file comment).
+class PreparedProgram {
+public:
+  /// Lowers a copy of `g`, compiles its kernels (in parallel, through the kernel
+  /// cache) and plans where each step finds its buffers.
+  explicit PreparedProgram(const ir::Graph& g);
+  PreparedProgram(const PreparedProgram&) = delete;
+  PreparedProgram& operator=(const PreparedProgram&) = delete;
+
+  /// Makes the constants on the device through `library`'s stream (fills and
+  /// identities on the device, others on the host); synchronous.
+  void uploadConstants(LibraryContext& library);
+  /// Gives the constants' memory back (before the stream they were made on goes).
+  void releaseConstants() { constants_.clear(); }
+
+  const ir::Graph& graph() const { return *graph_; }
+  const passes::Program& program() const { return program_; }
+  const std::vector<PreparedStep>& steps() const { return steps_; }
+  /// The parameters library calls read, copied into a lane's staging buffers.
+  const std::vector<int>& staged() const { return staged_; }
+  /// The outputs copied at the end of a run.
+  const std::vector<OutputCopy>& copies() const { return copies_; }
+  void* constant(int i) const { return constants_[i].data(); }
+  /// Ints of check words per run.
+  int64_t checkWords() const { return checkWords_; }
+  /// True when a run can be captured as a CUDA graph: no host steps, no kernel
+  /// that always fails.
+  bool capturable() const { return capturable_; }
+  /// True when the program is one fused kernel reading and writing the caller's
+  /// buffers and nothing else: deferred runs of it share launches (RunBatch).
+  bool oneKernel() const;
+
+
+
+  /// The first failure one run's check words report, or null: the CPU backend's
+  /// Error (a FallbackError for a failed {fallback} Cholesky).
+  std::exception_ptr failureOf(const int* words) const;
+
+private:
+  void prepareSteps();
+  /// Decides where each step finds its buffers (see the file comment).
+  void planBindings();
+
+  std::unique_ptr<ir::Graph> graph_;
+  passes::Program program_;
+  std::vector<PreparedStep> steps_;
+  std::vector<int> staged_;
+  std::vector<OutputCopy> copies_;
+  std::vector<DeviceBuffer> constants_;
+  int64_t checkWords_ = 0;
+  bool capturable_ = true;
+};
+
+} // namespace graphc::cuda

@@ -1,9 +1,10 @@
 //===- runtime/cuda/SmallBatched.cpp - Many small Cholesky factors and solves ===//
 //
-// Both kernels work on a group of blockDim.x threads per matrix over an n x n
-// shared copy with row stride n + 1 (odd, against bank conflicts). Every group of a
-// block runs the same n steps, so a failing or absent item still reaches each
-// __syncthreads(); it only stops changing its data.
+// Every kernel works on a group of blockDim.x threads per matrix, blockDim.y
+// matrices per block. The Cholesky kernels keep an n x n shared copy with row
+// stride n + 1 (odd, against bank conflicts). Every group of a block runs the same
+// steps, so a failing or absent item still reaches each __syncthreads(); it only
+// stops changing its data.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/SmallBatched.h"
@@ -13,6 +14,7 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <climits>
 #include <fmt/format.h>
 
 namespace graphc::cuda {
@@ -22,54 +24,129 @@ namespace {
 const char* kSmallBatchedSource = R"(
 typedef long long i64;
 
-// Right-looking Cholesky, one column per step: scale column j by sqrt(A(j,j)),
-// then update the trailing lower triangle, thread (row, part) of the group
-// updating every groups-th element of its row. `upper` factors A's upper
-// triangle (read as the lower triangle of A') and writes U = L'. The group has
-// n * groups threads.
+// The calling thread's place: thread `tid` of the `nt` threads of batch item `b`
+// (blockDim.y items a block, one per threadIdx.y); `present` is false for the
+// padding items of the last block, which still reach every __syncthreads().
+struct Slot {
+  int tid, nt;
+  i64 b;
+  bool present;
+};
+
+__device__ Slot thisSlot(i64 batch) {
+  Slot g;
+  g.tid = threadIdx.x;
+  g.nt = blockDim.x;
+  g.b = blockIdx.x * (i64)blockDim.y + threadIdx.y;
+  g.present = g.b < batch;
+  return g;
+}
+
+// Copies the lower triangle of the row-major n x n matrix `a` into s (row stride
+// n + 1), or with `upper` its upper triangle transposed (the lower triangle of A').
 template <typename T>
-__global__ void smallCholesky(i64 batch, int n, const T* a, T* out, int* info, int upper) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  const int ld = n + 1, tid = threadIdx.x, nt = blockDim.x;
-  const int groups = nt / n, row = tid % n, part = tid / n;
-  T* s = reinterpret_cast<T*>(smem) + threadIdx.y * n * ld;
-  const i64 b = blockIdx.x * (i64)blockDim.y + threadIdx.y;
-  const bool item = b < batch;
-  const i64 base = (item ? b : 0) * n * n;
-  if (item)
-    for (int t = tid; t < n * n; t += nt) {
+__device__ void loadLower(T* s, int n, const T* a, int upper, const Slot& g) {
+  const int ld = n + 1;
+  if (g.present)
+    for (int t = g.tid; t < n * n; t += g.nt) {
       int i = t / n, k = t % n;
       if (upper ? k >= i : k <= i)
-        s[upper ? k * ld + i : i * ld + k] = a[base + t];
+        s[upper ? k * ld + i : i * ld + k] = a[t];
     }
-  int failed = 0; // the same in every thread of the group: all read the same pivot
+}
+
+// Right-looking Cholesky of the lower triangle of s, one column per step: scale
+// column j by sqrt(A(j,j)), then update the trailing lower triangle, thread
+// (row, part) of the group (n * groups threads) updating every groups-th element
+// of its row. The `cols` right-hand sides in y (row stride cols) ride along as
+// extra columns of the rows, so they end as L^-1 Y: the forward substitution
+// costs no steps of its own. Returns the first leading minor that is not
+// positive definite, or 0: the same in every thread of the group, which all read
+// the same pivots, and whose data stops changing at a failure.
+template <typename T>
+__device__ int factorLower(T* s, int n, T* y, int cols, const Slot& g) {
+  const int ld = n + 1, row = g.tid % n, part = g.tid / n, groups = g.nt / n;
+  int failed = 0;
   for (int j = 0; j < n; ++j) {
     __syncthreads();
     const T d = s[j * ld + j];
     if (!failed && !(d > T(0)))
       failed = j + 1;
-    const bool live = item && !failed;
+    const bool live = g.present && !failed;
     const T r = sqrt(d);
     if (live && part == 0 && row > j)
       s[row * ld + j] /= r;
+    if (live && row == j)
+      for (int c = part; c < cols; c += groups)
+        y[j * cols + c] /= r;
     __syncthreads();
     if (live && row > j) {
       const T lij = s[row * ld + j];
       for (int k = j + 1 + part; k <= row; k += groups)
         s[row * ld + k] -= lij * s[k * ld + j];
+      for (int c = part; c < cols; c += groups)
+        y[row * cols + c] -= lij * y[j * cols + c];
     }
-    if (live && tid == 0)
+    if (live && g.tid == 0)
       s[j * ld + j] = r;
   }
   __syncthreads();
-  if (!item)
+  return failed;
+}
+
+template <typename T>
+__global__ void smallCholesky(i64 batch, int n, const T* a, T* out, int* info, int upper) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const Slot g = thisSlot(batch);
+  const int ld = n + 1;
+  T* s = reinterpret_cast<T*>(smem) + threadIdx.y * n * ld;
+  const i64 base = (g.present ? g.b : 0) * n * n;
+  loadLower(s, n, a + base, upper, g);
+  const int failed = factorLower(s, n, (T*)nullptr, 0, g);
+  if (!g.present)
     return;
-  for (int t = tid; t < n * n; t += nt) {
+  for (int t = g.tid; t < n * n; t += g.nt) {
     int i = t / n, k = t % n;
     out[base + t] = upper ? (k >= i ? s[k * ld + i] : T(0)) : (k <= i ? s[i * ld + k] : T(0));
   }
-  if (tid == 0)
-    info[b] = failed;
+  if (g.tid == 0)
+    info[g.b] = failed;
+}
+
+// A X = B for SPD A through A = L L', all in shared memory: the factor with the
+// forward substitution riding along (factorLower), then L' X = Y backward, step
+// j eliminating x_j = Y(j,:) / L(j,j) from the rows i < j (L'(i,j) = L(j,i), read
+// along row j of s: no bank conflicts); the rows are divided by their diagonal on
+// the way out. Only X and info are written.
+template <typename T>
+__global__ void smallCholeskySolve(i64 batch, int n, int cols, const T* a, const T* rhs, T* x,
+                                   int* info) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const Slot g = thisSlot(batch);
+  const int ld = n + 1, row = g.tid % n, part = g.tid / n, groups = g.nt / n;
+  T* s = reinterpret_cast<T*>(smem) + threadIdx.y * (n * ld + n * cols);
+  T* y = s + n * ld;
+  const i64 item = g.present ? g.b : 0;
+  loadLower(s, n, a + item * n * n, 0, g);
+  if (g.present)
+    for (int t = g.tid; t < n * cols; t += g.nt)
+      y[t] = rhs[item * n * cols + t];
+  const int failed = factorLower(s, n, y, cols, g);
+  const bool live = g.present && !failed;
+  for (int j = n - 1; j > 0; --j) {
+    if (live && row < j) {
+      const T lji = s[j * ld + row] / s[j * ld + j];
+      for (int c = part; c < cols; c += groups)
+        y[row * cols + c] -= lji * y[j * cols + c];
+    }
+    __syncthreads();
+  }
+  if (!g.present)
+    return;
+  for (int t = g.tid; t < n * cols; t += g.nt)
+    x[item * n * cols + t] = y[t] / s[(t / cols) * ld + t / cols];
+  if (g.tid == 0)
+    info[g.b] = failed;
 }
 
 // op(A) X = B by substitution on the triangle M = op(A), read from global memory
@@ -123,9 +200,71 @@ __global__ void smallTriangularSolve(i64 batch, int n, int cols, const T* a, con
   if (item && tid == 0 && !unit)
     info[b] = *firstZero > n ? 0 : *firstZero;
 }
+
+// S = X X' for the row-major rows x k matrices X. The item's tr * tr threads
+// (tr = ceil(rows / 4)) each accumulate 16 entries S(ti + a tr, tj + b tr),
+// a, b < 4, in registers, over chunks of Chunk columns of X staged in shared
+// memory (4 tr rows of stride Chunk + 1, zero past rows and k, so the inner loop
+// has no bounds). Consecutive threads take consecutive columns tj: the rows ti
+// are broadcast, the stores coalesced. At most 32 x 32 threads an item.
+template <typename T, int Chunk>
+__global__ void __launch_bounds__(1024) smallGram(i64 batch, int rows, int k, const T* x, T* s) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const Slot g = thisSlot(batch);
+  const int tr = (rows + 3) / 4, ld = Chunk + 1, ti = g.tid / tr, tj = g.tid % tr;
+  T* xs = reinterpret_cast<T*>(smem) + threadIdx.y * 4 * tr * ld;
+  const T* xb = x + (g.present ? g.b : 0) * rows * k;
+  T acc[4][4] = {};
+  for (int p0 = 0; p0 < k; p0 += Chunk) {
+    __syncthreads();
+    for (int t = g.tid; t < 4 * tr * Chunk; t += g.nt) {
+      int i = t / Chunk, q = t % Chunk;
+      xs[i * ld + q] = g.present && i < rows && p0 + q < k ? xb[(i64)i * k + p0 + q] : T(0);
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (int q = 0; q < Chunk; ++q) {
+      T u[4], v[4];
+#pragma unroll
+      for (int a = 0; a < 4; ++a) {
+        u[a] = xs[(ti + a * tr) * ld + q];
+        v[a] = xs[(tj + a * tr) * ld + q];
+      }
+#pragma unroll
+      for (int a = 0; a < 4; ++a)
+#pragma unroll
+        for (int b = 0; b < 4; ++b)
+          acc[a][b] += u[a] * v[b];
+    }
+  }
+  if (!g.present)
+    return;
+  T* sb = s + g.b * rows * rows;
+#pragma unroll
+  for (int a = 0; a < 4; ++a)
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+      int i = ti + a * tr, j = tj + b * tr;
+      if (i < rows && j < rows)
+        sb[i * rows + j] = acc[a][b];
+    }
+}
 )";
 
-const char* kKernels[] = {"smallCholesky", "smallTriangularSolve"};
+/// Columns of X that smallGram stages in shared memory at a time.
+constexpr int64_t kGramChunk = 32;
+/// Rows of X that smallGram takes: one 4 x 4 tile of S a thread, 1024 threads.
+constexpr int64_t kGramMaxRows = 128;
+
+/// The name expression of a kernel template for element type `type`.
+std::string kernelName(llvm::StringRef kernel, llvm::StringRef type) {
+  if (kernel == "smallGram")
+    return fmt::format("smallGram<{}, {}>", type.str(), kGramChunk);
+  return fmt::format("{}<{}>", kernel.str(), type.str());
+}
+
+const char* kKernels[] = {"smallCholesky", "smallTriangularSolve", "smallCholeskySolve",
+                          "smallGram"};
 
 template <typename T> const char* typeName();
 template <> const char* typeName<float>() {
@@ -142,6 +281,17 @@ size_t choleskyBytes(int64_t n, size_t elementSize) {
 size_t solveBytes(int64_t n, int64_t cols, size_t elementSize) {
   return 16 + n * cols * elementSize;
 }
+size_t choleskySolveBytes(int64_t n, int64_t cols, size_t elementSize) {
+  return choleskyBytes(n, elementSize) + n * cols * elementSize;
+}
+/// Threads of one gram item: one a 4 x 4 tile of S.
+int64_t gramThreads(int64_t rows) {
+  int64_t tiles = (rows + 3) / 4;
+  return tiles * tiles;
+}
+size_t gramBytes(int64_t rows, size_t elementSize) {
+  return (rows + 3) / 4 * 4 * (kGramChunk + 1) * elementSize;
+}
 
 /// Threads per matrix of smallCholesky by default: 1, 2 or 4 per row, the fastest
 /// on an H200 at n = 4, 16 / 32, 48 / 64, 96, 128 (docs/benchmarks.md, W5).
@@ -157,10 +307,7 @@ SmallBatched::SmallBatched() {
   GRAPHC_CUDA_CHECK(
       cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   maxSharedBytes_ = static_cast<size_t>(optin);
-  ModuleSource source{kSmallBatchedSource, "graphc_small_batched.cu", {}};
-  for (const char* name : kKernels)
-    for (const char* type : {"float", "double"})
-      source.nameExpressions.push_back(fmt::format("{}<{}>", name, type));
+  ModuleSource source = moduleSource();
   module_ = KernelCache::global().getModule(source);
   for (const std::string& expression : source.nameExpressions) {
     Kernel k = module_->kernel(expression);
@@ -170,12 +317,28 @@ SmallBatched::SmallBatched() {
   }
 }
 
+ModuleSource SmallBatched::moduleSource() {
+  ModuleSource source{kSmallBatchedSource, "graphc_small_batched.cu", {}};
+  for (const char* name : kKernels)
+    for (const char* type : {"float", "double"})
+      source.nameExpressions.push_back(kernelName(name, type));
+  return source;
+}
+
 bool SmallBatched::fitsCholesky(int64_t n, size_t elementSize) const {
   return n > 0 && choleskyBytes(n, elementSize) <= maxSharedBytes_;
 }
 
 bool SmallBatched::fitsTriangularSolve(int64_t n, int64_t cols, size_t elementSize) const {
   return n > 0 && cols > 0 && solveBytes(n, cols, elementSize) <= maxSharedBytes_;
+}
+
+bool SmallBatched::fitsCholeskySolve(int64_t n, int64_t cols, size_t elementSize) const {
+  return n > 0 && cols > 0 && choleskySolveBytes(n, cols, elementSize) <= maxSharedBytes_;
+}
+
+bool SmallBatched::fitsGram(int64_t rows, size_t elementSize) const {
+  return rows > 0 && rows <= kGramMaxRows && gramBytes(rows, elementSize) <= maxSharedBytes_;
 }
 
 Kernel SmallBatched::kernel(const std::string& expression) const {
@@ -211,7 +374,7 @@ void SmallBatched::cholesky(int64_t batch, int64_t n, const T* a, T* l, bool upp
   // n threads per matrix, or a multiple of n: the rows of the trailing update.
   int64_t threads = threadsPerMatrix ? threadsPerMatrix : choleskyThreads(n);
   int dim = static_cast<int>(n), up = upper;
-  launch(fmt::format("smallCholesky<{}>", typeName<T>()), batch,
+  launch(kernelName("smallCholesky", typeName<T>()), batch,
          static_cast<int>(n * std::max<int64_t>(1, threads / n)), choleskyBytes(n, sizeof(T)),
          stream, {&batch, &dim, &a, &l, &info, &up});
 }
@@ -224,10 +387,32 @@ void SmallBatched::triangularSolve(int64_t batch, int64_t n, int64_t cols, const
     throw Error(fmt::format("internal error: small batched triangular solve of n = {}", n));
   int dim = static_cast<int>(n), c = static_cast<int>(cols);
   int lower = flags.lower, transpose = flags.transpose, unit = flags.unit;
-  launch(fmt::format("smallTriangularSolve<{}>", typeName<T>()), batch,
+  launch(kernelName("smallTriangularSolve", typeName<T>()), batch,
          threadsPerMatrix ? threadsPerMatrix : static_cast<int>(std::min<int64_t>(n * cols, 256)),
          solveBytes(n, cols, sizeof(T)), stream,
          {&batch, &dim, &c, &a, &b, &x, &info, &lower, &transpose, &unit});
+}
+
+template <typename T>
+void SmallBatched::choleskySolve(int64_t batch, int64_t n, int64_t cols, const T* a, const T* b,
+                                 T* x, int* info, cudaStream_t stream) const {
+  if (!fitsCholeskySolve(n, cols, sizeof(T)))
+    throw Error(
+        fmt::format("internal error: small batched cholesky solve of n = {}, {} columns", n, cols));
+  int dim = static_cast<int>(n), c = static_cast<int>(cols);
+  launch(kernelName("smallCholeskySolve", typeName<T>()), batch,
+         static_cast<int>(choleskyThreads(n)), choleskySolveBytes(n, cols, sizeof(T)), stream,
+         {&batch, &dim, &c, &a, &b, &x, &info});
+}
+
+template <typename T>
+void SmallBatched::gram(int64_t batch, int64_t rows, int64_t k, const T* x, T* s,
+                        cudaStream_t stream) const {
+  if (!fitsGram(rows, sizeof(T)) || k > INT_MAX)
+    throw Error(fmt::format("internal error: small batched gram of {} x {}", rows, k));
+  int r = static_cast<int>(rows), depth = static_cast<int>(k);
+  launch(kernelName("smallGram", typeName<T>()), batch, static_cast<int>(gramThreads(rows)),
+         gramBytes(rows, sizeof(T)), stream, {&batch, &r, &depth, &x, &s});
 }
 
 template void SmallBatched::cholesky<float>(int64_t, int64_t, const float*, float*, bool, int*,
@@ -240,5 +425,14 @@ template void SmallBatched::triangularSolve<float>(int64_t, int64_t, int64_t, co
 template void SmallBatched::triangularSolve<double>(int64_t, int64_t, int64_t, const double*,
                                                     const double*, double*, TriangleFlags, int*,
                                                     cudaStream_t, int) const;
+
+template void SmallBatched::choleskySolve<float>(int64_t, int64_t, int64_t, const float*,
+                                                 const float*, float*, int*, cudaStream_t) const;
+template void SmallBatched::choleskySolve<double>(int64_t, int64_t, int64_t, const double*,
+                                                  const double*, double*, int*, cudaStream_t) const;
+template void SmallBatched::gram<float>(int64_t, int64_t, int64_t, const float*, float*,
+                                        cudaStream_t) const;
+template void SmallBatched::gram<double>(int64_t, int64_t, int64_t, const double*, double*,
+                                         cudaStream_t) const;
 
 } // namespace graphc::cuda

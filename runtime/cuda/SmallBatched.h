@@ -1,8 +1,9 @@
 //===- runtime/cuda/SmallBatched.h - Many small Cholesky factors and solves -*- C++ -*-===//
 //
-// Batched Cholesky factorization and triangular solves for many small matrices
-// (n up to about 128 in f64), where cuSOLVER's potrfBatched and cuBLAS's
-// trsmBatched spend their time on pointer arrays, layout transposes and launches
+// Batched Cholesky factorization, triangular solves, SPD solves and Gram matrices
+// X X' for many small matrices (n up to about 128 in f64), where cuSOLVER's
+// potrfBatched and cuBLAS's trsmBatched and strided gemm spend their time on
+// pointer arrays, layout transposes, launches and tiles sized for large matrices
 // rather than on arithmetic. Each matrix is loaded once into shared memory by its
 // own group of threads (blockDim.x threads per matrix, blockDim.y matrices per
 // block), factored or solved there step by step with the group synchronized
@@ -27,6 +28,7 @@
 namespace graphc::cuda {
 
 struct LoadedModule;
+struct ModuleSource;
 
 /// The triangle and form of the matrix A of a triangular solve op(A) X = B.
 struct TriangleFlags {
@@ -66,6 +68,27 @@ public:
   void triangularSolve(int64_t batch, int64_t n, int64_t cols, const T* a, const T* b, T* x,
                        TriangleFlags flags, int* info, cudaStream_t stream,
                        int threadsPerMatrix = 0) const;
+
+  /// True when choleskySolve() takes n x n matrices with `cols` right-hand sides.
+  bool fitsCholeskySolve(int64_t n, int64_t cols, size_t elementSize) const;
+  /// True when gram() takes matrices of `rows` rows (of any length).
+  bool fitsGram(int64_t rows, size_t elementSize) const;
+
+  /// x = A^-1 B for the `batch` row-major SPD n x n matrices `a` (only their lower
+  /// triangles are read) and n x cols right-hand sides `b`, through A = L L' in
+  /// shared memory: A and B read once, X written once, L and L^-1 B never stored.
+  /// info[b] as for cholesky(); the x of a failing item is unspecified.
+  template <typename T>
+  void choleskySolve(int64_t batch, int64_t n, int64_t cols, const T* a, const T* b, T* x,
+                     int* info, cudaStream_t stream) const;
+
+  /// s = X X' (rows x rows, both triangles) for the `batch` row-major rows x k
+  /// matrices X in `x`.
+  template <typename T>
+  void gram(int64_t batch, int64_t rows, int64_t k, const T* x, T* s, cudaStream_t stream) const;
+
+  /// The kernels' CUDA C++ and name expressions (what the constructor compiles).
+  static ModuleSource moduleSource();
 
 private:
   Kernel kernel(const std::string& expression) const;

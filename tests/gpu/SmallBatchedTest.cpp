@@ -1,10 +1,12 @@
 //===- tests/gpu/SmallBatchedTest.cpp - Batched small Cholesky and solves vs the CPU ===//
 //
 // Many small matrices at once (runtime/cuda/SmallBatched.h, reached through
-// LibraryContext::run): Cholesky and triangular solves of random batches against
-// the CPU backend in f32 and f64 at sizes around the warp and block boundaries,
-// the failing item and leading minor (or zero diagonal) of a batch with one bad
-// matrix, and the whole W5 graph on the cuda backend against the cpu backend.
+// LibraryContext::run or called directly): Cholesky, triangular solves, the fused
+// SPD solve and Gram matrices of random batches against the CPU backend (or a host
+// loop) in f32 and f64 at sizes around the warp and block boundaries, also
+// captured in CUDA graphs; the failing item and leading minor (or zero diagonal)
+// of a batch with one bad matrix; the whole W5 graph on the cuda backend against
+// the cpu backend; and, without a GPU, NVRTC compiling the kernels for sm_90.
 //
 //===----------------------------------------------------------------------===//
 #include "LibraryTestUtil.h"
@@ -12,15 +14,174 @@
 #include "bench/Workloads.h"
 #include "ir/Parser.h"
 #include "runtime/core/Compile.h"
+#include "runtime/cuda/KernelCache.h"
 #include "runtime/cuda/SmallBatched.h"
 #include "support/Numeric.h"
 
 #include <cstdio>
+#include <cublas_v2.h>
 
 namespace graphc::testing {
 namespace {
 
 const int64_t kSizes[] = {1, 2, 7, 31, 32, 33, 64, 100, 128};
+
+/// The kernels, made once and never destroyed (like Gpu).
+const cuda::SmallBatched& kernels() {
+  static auto* k = new cuda::SmallBatched();
+  return *k;
+}
+
+/// f(T{}) for the floating-point type of `dtype`.
+template <typename F> void withFloat(DType dtype, F&& f) {
+  if (dtype == DType::F32)
+    f(float{});
+  else
+    f(double{});
+}
+
+/// A device copy of `a` on the shared stream.
+DeviceBuffer upload(const Array& a) {
+  Gpu& gpu = Gpu::get();
+  Array c = a.contiguous();
+  DeviceBuffer d(DevicePool::forDevice(0), c.type().bytes(), gpu.stream);
+  GRAPHC_CUDA_CHECK(
+      cudaMemcpyAsync(d.data(), c.rawData(), d.bytes(), cudaMemcpyHostToDevice, gpu.stream));
+  return d;
+}
+
+/// A host copy of the `dtype` array `shape` in `d` (synchronizes).
+Array download(const DeviceBuffer& d, DType dtype, llvm::ArrayRef<int64_t> shape) {
+  Gpu& gpu = Gpu::get();
+  Array a = Array::empty(dtype, shape);
+  GRAPHC_CUDA_CHECK(
+      cudaMemcpyAsync(a.rawData(), d.data(), a.type().bytes(), cudaMemcpyDeviceToHost, gpu.stream));
+  GRAPHC_CUDA_CHECK(cudaStreamSynchronize(gpu.stream));
+  return a;
+}
+
+/// Runs `enqueue` on the shared stream, or with `capture` records it into a CUDA
+/// graph (global mode: a synchronizing or allocating call fails the capture) and
+/// launches that.
+template <typename F> void enqueueOnce(bool capture, F&& enqueue) {
+  cudaStream_t stream = Gpu::get().stream;
+  if (!capture)
+    return enqueue();
+  cudaGraph_t graph = nullptr;
+  GRAPHC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  enqueue();
+  GRAPHC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  GRAPHC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  GRAPHC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+/// The CPU backend's result of one `op` node.
+Array onCpu(Op op, const std::vector<Array>& inputs, const ir::Attrs& attrs) {
+  OneNode g(op, inputs, attrs);
+  CpuResult r = runCpu(g, inputs);
+  EXPECT_EQ(r.error, "");
+  return r.outputs.at(0);
+}
+
+/// X = A^-1 B on the CPU backend as the executor runs it today: cholesky, then
+/// the two triangular solves.
+Array cpuCholeskySolve(const Array& a, const Array& b) {
+  ir::Attrs lower, lowerT;
+  lower.set("lower", true);
+  lowerT.set("lower", true).set("transpose_a", true);
+  Array l = onCpu(Op::Cholesky, {a}, {});
+  return onCpu(Op::TriangularSolve, {l, onCpu(Op::TriangularSolve, {l, b}, lower)}, lowerT);
+}
+
+/// choleskySolve() of the batches `a` (batch x n x n) and `b` (batch x n x cols).
+struct CholeskySolveResult {
+  Array x;
+  std::vector<int> info;
+};
+
+CholeskySolveResult choleskySolveOnGpu(const Array& a, const Array& b, bool capture) {
+  int64_t batch = a.shape()[0], n = a.shape()[1], cols = b.shape()[2];
+  cudaStream_t stream = Gpu::get().stream;
+  DeviceBuffer da = upload(a), db = upload(b), dx = upload(Array::zeros(b.dtype(), b.shape()));
+  DeviceBuffer info = upload(Array::full(DType::I32, {batch}, -1));
+  withFloat(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    enqueueOnce(capture, [&] {
+      kernels().choleskySolve(batch, n, cols, da.as<const T>(), db.as<const T>(), dx.as<T>(),
+                              info.as<int>(), stream);
+    });
+  });
+  return {download(dx, b.dtype(), b.shape()),
+          download(info, DType::I32, {batch}).toVector<int32_t>()};
+}
+
+/// The largest n that choleskySolve() takes with `cols` right-hand sides.
+int64_t largestCholeskySolve(DType dt, int64_t cols) {
+  int64_t n = 1;
+  while (kernels().fitsCholeskySolve(n + 1, cols, ir::dtypeSize(dt)))
+    ++n;
+  return n;
+}
+
+/// X X' of the batch `x` (batch x rows x k) by a plain host loop.
+Array hostGram(const Array& x) {
+  int64_t batch = x.shape()[0], rows = x.shape()[1], k = x.shape()[2];
+  std::vector<double> v = doubles(x), s(batch * rows * rows);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < rows; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += v[(b * rows + i) * k + p] * v[(b * rows + j) * k + p];
+        s[(b * rows + i) * rows + j] = sum;
+      }
+  return fromDoubles(x.dtype(), s, {batch, rows, rows});
+}
+
+Array gramOnGpu(const Array& x, bool capture) {
+  int64_t batch = x.shape()[0], rows = x.shape()[1], k = x.shape()[2];
+  cudaStream_t stream = Gpu::get().stream;
+  DeviceBuffer dx = upload(x), ds = upload(Array::zeros(x.dtype(), {batch, rows, rows}));
+  withFloat(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    enqueueOnce(capture,
+                [&] { kernels().gram(batch, rows, k, dx.as<const T>(), ds.as<T>(), stream); });
+  });
+  return download(ds, x.dtype(), {batch, rows, rows});
+}
+
+/// Milliseconds per call of `enqueue` on the shared stream, over 20 calls after one.
+template <typename F> double msPerCall(F&& enqueue) {
+  cudaStream_t stream = Gpu::get().stream;
+  cudaEvent_t start, stop;
+  GRAPHC_CUDA_CHECK(cudaEventCreate(&start));
+  GRAPHC_CUDA_CHECK(cudaEventCreate(&stop));
+  enqueue();
+  GRAPHC_CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int i = 0; i < 20; ++i)
+    enqueue();
+  GRAPHC_CUDA_CHECK(cudaEventRecord(stop, stream));
+  GRAPHC_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  GRAPHC_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms / 20;
+}
+
+TEST(SmallBatched, KernelsCompileForSm90WithoutAGpu) {
+  cuda::ModuleSource source = cuda::SmallBatched::moduleSource();
+  cuda::CompileOptions options;
+  options.computeCapability = 90;
+  options.nameExpressions = source.nameExpressions;
+  cuda::CompiledModule m = cuda::compileCuda(source.source, source.name, options);
+  EXPECT_EQ(m.loweredNames.size(), source.nameExpressions.size());
+  EXPECT_EQ(m.log.find("warning"), std::string::npos) << m.log;
+}
 
 TEST(SmallBatched, CholeskyMatchesTheCpu) {
   GRAPHC_REQUIRE_GPU();
@@ -79,6 +240,78 @@ TEST(SmallBatched, FailuresNameTheItemAndMinor) {
   }
 }
 
+TEST(SmallBatched, CholeskySolveMatchesTheCpu) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (int64_t cols : {1, 2, 3, 8, 15, 16}) {
+      std::vector<int64_t> sizes(std::begin(kSizes), std::end(kSizes));
+      sizes.push_back(largestCholeskySolve(dt, cols));
+      for (int64_t n : sizes) {
+        if (!kernels().fitsCholeskySolve(n, cols, ir::dtypeSize(dt)))
+          continue;
+        std::string what = fmt::format("cholesky solve n={} cols={} {}", n, cols, label(dt, {5}));
+        SCOPED_TRACE(what);
+        Array a = spd(dt, {5, n, n}, 60 + n), b = randn(dt, {5, n, cols}, 61 + cols);
+        CholeskySolveResult got = choleskySolveOnGpu(a, b, /*capture=*/cols % 2 == 0);
+        EXPECT_EQ(got.info, std::vector<int>(5, 0));
+        expectClose(got.x, cpuCholeskySolve(a, b), what);
+      }
+    }
+  // Several blocks of several matrices each, the last block part full.
+  Array a = spd(DType::F64, {1001, 32, 32}, 62), b = randn(DType::F64, {1001, 32, 1}, 63);
+  CholeskySolveResult got = choleskySolveOnGpu(a, b, false);
+  EXPECT_EQ(got.info, std::vector<int>(1001, 0));
+  expectClose(got.x, cpuCholeskySolve(a, b), "cholesky solve 1001 x 32");
+}
+
+TEST(SmallBatched, CholeskySolveNamesTheFailingMinor) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (auto [n, k, value] : {std::tuple<int64_t, int64_t, double>{33, 16, -1.0},
+                               {8, 0, 0.0},
+                               {32, 31, std::nan("")}}) {
+      SCOPED_TRACE(fmt::format("n={} A({},{}) = {} {}", n, k, k, value, label(dt, {5})));
+      // Identity matrices but item 3: its leading minor k + 1 is not positive
+      // definite. The items beside it in its block still solve to B.
+      Array b = randn(dt, {5, n, 2}, 64);
+      CholeskySolveResult got = choleskySolveOnGpu(identityWith(dt, {5}, n, 3, k, value), b, false);
+      EXPECT_EQ(got.info, (std::vector<int>{0, 0, 0, static_cast<int>(k) + 1, 0}));
+      std::vector<double> x = doubles(got.x), want = doubles(b);
+      for (int64_t i = 0; i < 5 * n * 2; ++i)
+        if (i / (n * 2) != 3)
+          ASSERT_EQ(x[i], want[i]) << "element " << i;
+    }
+}
+
+TEST(SmallBatched, GramMatchesAHostLoop) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (int64_t rows : {1, 2, 3, 7, 31, 32, 33, 64, 100, 127, 128})
+      for (int64_t k : {1, 5, 32, 33, 64, 256}) {
+        std::string what = fmt::format("gram {} x {} {}", rows, k, label(dt, {3}));
+        SCOPED_TRACE(what);
+        Array x = randn(dt, {3, rows, k}, 65 + rows + k);
+        expectClose(gramOnGpu(x, /*capture=*/k % 2 == 0), hostGram(x), what);
+      }
+  Array x = randn(DType::F64, {999, 32, 64}, 66);
+  expectClose(gramOnGpu(x, false), hostGram(x), "gram 999 x 32 x 64");
+}
+
+TEST(SmallBatched, BatchedSyrkMatchesTheCpu) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (int64_t rows : {1, 7, 32, 33, 128, 129})
+      for (bool transpose : {false, true}) {
+        ir::Attrs attrs;
+        attrs.set("transpose", transpose);
+        Array x = randn(dt, transpose ? Ints{4, 2 * rows, rows} : Ints{4, rows, 2 * rows}, 67);
+        expectSameAsCpu(
+            Op::Syrk, {x}, attrs,
+            fmt::format("syrk rows={} transpose={} {}", rows, transpose, label(dt, {4})),
+            /*capture=*/true);
+      }
+}
+
 TEST(SmallBatched, W5GraphMatchesTheCpuBackend) {
   GRAPHC_REQUIRE_GPU();
   for (auto [batch, n] : {std::pair<int64_t, int64_t>{64, 32}, {8, 128}, {16, 33}}) {
@@ -119,26 +352,47 @@ TEST(SmallBatched, DISABLED_Timings) {
   }
 }
 
+/// Milliseconds per call of the fused SPD solve against the three steps it
+/// replaces (LibraryContext's cholesky and two triangular solves, one right-hand
+/// side), and of gram against the strided gemm it replaces, at the W5 sizes.
+TEST(SmallBatched, DISABLED_FusedTimings) {
+  GRAPHC_REQUIRE_GPU();
+  cudaStream_t stream = Gpu::get().stream;
+  ir::Attrs lower, lowerT;
+  lower.set("lower", true);
+  lowerT.set("lower", true).set("transpose_a", true);
+  std::printf("fused: batch n | cholesky+trsv+trsv_t  cholesky_solve | gemm(n x 2n)  gram [ms]\n");
+  for (auto [batch, n] : {std::pair<int64_t, int64_t>{4096, 32}, {512, 128}}) {
+    Array a = spd(DType::F64, {batch, n, n}, 44), b = randn(DType::F64, {batch, n, 1}, 45);
+    Array x = randn(DType::F64, {batch, n, 2 * n}, 46);
+    double steps = timeRun(Op::Cholesky, {a}, {}, 20) +
+                   timeRun(Op::TriangularSolve, {a, b}, lower, 20) +
+                   timeRun(Op::TriangularSolve, {a, b}, lowerT, 20);
+    DeviceBuffer da = upload(a), db = upload(b), dx = upload(b), dxx = upload(x);
+    DeviceBuffer ds = upload(a), info = upload(Array::zeros(DType::I32, {batch}));
+    double fused = msPerCall([&] {
+      kernels().choleskySolve(batch, n, 1, da.as<const double>(), db.as<const double>(),
+                              dx.as<double>(), info.as<int>(), stream);
+    });
+    const double one = 1, zero = 0;
+    const double* px = dxx.as<const double>();
+    int rows = static_cast<int>(n), k = static_cast<int>(2 * n);
+    double gemm = msPerCall([&] {
+      GRAPHC_CUDA_CHECK(cublasDgemmStridedBatched(
+          Gpu::get().ctx->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, rows, rows, k, &one, px, k, rows * k,
+          px, k, rows * k, &zero, ds.as<double>(), rows, rows * rows, static_cast<int>(batch)));
+    });
+    double gram = msPerCall([&] { kernels().gram(batch, n, 2 * n, px, ds.as<double>(), stream); });
+    std::printf("fused: %ld %ld | %.4f %.4f | %.4f %.4f\n", long(batch), long(n), steps, fused,
+                gemm, gram);
+  }
+}
+
 /// Milliseconds per launch of the kernels with `threads` per matrix, for tuning.
 TEST(SmallBatched, DISABLED_ThreadsPerMatrix) {
   GRAPHC_REQUIRE_GPU();
-  cuda::SmallBatched kernels;
   cudaStream_t stream = Gpu::get().stream;
   DevicePool& pool = DevicePool::forDevice(0);
-  cudaEvent_t start, stop;
-  GRAPHC_CUDA_CHECK(cudaEventCreate(&start));
-  GRAPHC_CUDA_CHECK(cudaEventCreate(&stop));
-  auto time = [&](auto&& enqueue) {
-    enqueue();
-    GRAPHC_CUDA_CHECK(cudaEventRecord(start, stream));
-    for (int i = 0; i < 20; ++i)
-      enqueue();
-    GRAPHC_CUDA_CHECK(cudaEventRecord(stop, stream));
-    GRAPHC_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    GRAPHC_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    return ms / 20;
-  };
   for (auto [batch, n] : {std::pair<int64_t, int64_t>{65536, 4},
                           {16384, 16},
                           {4096, 32},
@@ -159,21 +413,20 @@ TEST(SmallBatched, DISABLED_ThreadsPerMatrix) {
     for (int64_t groups : {1, 2, 4, 8}) {
       int threads = static_cast<int>(n * groups);
       if (threads <= 1024)
-        std::printf("cholesky: %ld %ld %d %.4f\n", long(batch), long(n), threads,
-                    time([&] { kernels.cholesky(batch, n, pa, pl, false, pi, stream, threads); }));
+        std::printf("cholesky: %ld %ld %d %.4f\n", long(batch), long(n), threads, msPerCall([&] {
+                      kernels().cholesky(batch, n, pa, pl, false, pi, stream, threads);
+                    }));
     }
     for (int threads : {4, 8, 16, 32, 64, 128, 256})
       if (threads <= std::max<int64_t>(n, 4))
-        std::printf("trsv: %ld %ld %d %.4f %.4f\n", long(batch), long(n), threads, time([&] {
-                      kernels.triangularSolve(batch, n, 1, pa, px, py, {}, pi, stream, threads);
+        std::printf("trsv: %ld %ld %d %.4f %.4f\n", long(batch), long(n), threads, msPerCall([&] {
+                      kernels().triangularSolve(batch, n, 1, pa, px, py, {}, pi, stream, threads);
                     }),
-                    time([&] {
-                      kernels.triangularSolve(batch, n, 1, pa, px, py, {true, true, false}, pi,
-                                              stream, threads);
+                    msPerCall([&] {
+                      kernels().triangularSolve(batch, n, 1, pa, px, py, {true, true, false}, pi,
+                                                stream, threads);
                     }));
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
 }
 
 } // namespace

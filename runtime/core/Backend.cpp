@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <utility>
 #include <map>
 #include <mutex>
+#include <utility>
 
 namespace graphc {
 namespace {
@@ -106,8 +106,7 @@ void Executable::checkInOut(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> 
     throw Error(fmt::format("@{}: expected {} output array(s), got {} ({})", sig_.graphName,
                             sig_.outputTypes.size(), outputs.size(), sig_.str()));
   auto where = [&](const Array& a) {
-    return a.device() == device() ? ""
-                                  : fmt::format(" in {} memory", deviceName(a.device()).str());
+    return a.device() == device() ? "" : fmt::format(" in {} memory", deviceName(a.device()).str());
   };
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].device() != device())
@@ -120,11 +119,10 @@ void Executable::checkInOut(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> 
     const Array& o = outputs[i];
     const ir::TensorType& want = sig_.outputTypes[i];
     if (!o.valid() || o.type() != want || !o.isContiguous() || o.device() != device())
-      throw Error(fmt::format("@{}: output {} must be a dense {} in {} memory, got {}{}{}",
-                              sig_.graphName, i, want.str(), deviceName(device()).str(),
-                              o.valid() ? o.type().str() : "an empty array",
-                              o.valid() && !o.isContiguous() ? " (strided)" : "",
-                              o.valid() ? where(o) : ""));
+      throw Error(fmt::format(
+          "@{}: output {} must be a dense {} in {} memory, got {}{}{}", sig_.graphName, i,
+          want.str(), deviceName(device()).str(), o.valid() ? o.type().str() : "an empty array",
+          o.valid() && !o.isContiguous() ? " (strided)" : "", o.valid() ? where(o) : ""));
     for (size_t j = 0; j < inputs.size(); ++j)
       if (overlaps(o, inputs[j]))
         throw Error(fmt::format("@{}: output {} overlaps input {} (%{})", sig_.graphName, i, j,
@@ -170,11 +168,11 @@ void Executable::executeInto(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array>
   }
 }
 
-void Executable::enqueueRun(size_t run, llvm::ArrayRef<Array> inputs,
-                            llvm::ArrayRef<Array> outputs, void* stream) {
+void Executable::enqueueRun(size_t run, llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs,
+                            void* stream) {
   if (stream)
-    throw Error(fmt::format("@{}: the {} backend runs on no stream", sig_.graphName,
-                            backendName().str()));
+    throw Error(
+        fmt::format("@{}: the {} backend runs on no stream", sig_.graphName, backendName().str()));
   try {
     executeInto(inputs, outputs);
   } catch (const Error&) {

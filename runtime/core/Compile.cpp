@@ -45,8 +45,7 @@ std::vector<Array> OptimizedExecutable::execute(llvm::ArrayRef<Array> inputs) {
   return fallback().run(inputs);
 }
 
-void OptimizedExecutable::executeInto(llvm::ArrayRef<Array> inputs,
-                                      llvm::ArrayRef<Array> outputs) {
+void OptimizedExecutable::executeInto(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) {
   try {
     primary_->executeInto(inputs, outputs);
     return;

@@ -57,7 +57,8 @@ Array adoptDeviceBuffer(const ir::TensorType& t, DeviceBuffer buffer) {
 
 /// A new device array of type `t` from the pool, ready for work on stream `s`.
 Array newDeviceArray(const ir::TensorType& t, cudaStream_t s) {
-  return adoptDeviceBuffer(t, DeviceBuffer(DevicePool::forDevice(0), std::max<int64_t>(t.bytes(), 1), s));
+  return adoptDeviceBuffer(
+      t, DeviceBuffer(DevicePool::forDevice(0), std::max<int64_t>(t.bytes(), 1), s));
 }
 
 /// Pinned host ints (device copies into them can be captured in a graph).
@@ -153,8 +154,7 @@ protected:
     if (!deferred_) {
       deferred_ = std::make_unique<Lane>(*this);
       if (prepared_.oneKernel())
-        deferred_->batch =
-            std::make_unique<RunBatch>(*prepared_.steps().front().kernel, kRingRuns);
+        deferred_->batch = std::make_unique<RunBatch>(*prepared_.steps().front().kernel, kRingRuns);
     }
     Lane& lane = *deferred_;
     auto stream = static_cast<cudaStream_t>(callerStream);
@@ -166,8 +166,8 @@ protected:
     if (lane.batch) {
       const PreparedStep& step = prepared_.steps().front();
       KernelCall c = kernelCall(lane, {b.params, b.outputs}, step);
-      lane.batch->add(step.kernel->arguments(c.ins, c.outs, c.errorWord),
-                      byteRanges(inputs), byteRanges(outputs), lane.stream);
+      lane.batch->add(step.kernel->arguments(c.ins, c.outs, c.errorWord), byteRanges(inputs),
+                      byteRanges(outputs), lane.stream);
       if (stream) // the caller's next work waits for this run: launch it now
         lane.batch->flush(lane.stream);
     } else {
@@ -199,11 +199,40 @@ private:
     llvm::SmallVector<void*, 4> outputs;
   };
 
-  /// A stream and everything a run on it needs (see the file comment).
+  /// A non-blocking stream, waited for and destroyed with its owner.
+  class OwnedStream {
+  public:
+    OwnedStream() { GRAPHC_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+    OwnedStream(const OwnedStream&) = delete;
+    OwnedStream& operator=(const OwnedStream&) = delete;
+    ~OwnedStream() { // errors at teardown have nowhere to go
+      cudaStreamSynchronize(s_);
+      cudaStreamDestroy(s_);
+    }
+    operator cudaStream_t() const { return s_; }
+
+  private:
+    cudaStream_t s_ = nullptr;
+  };
+
+  /// An event without timing, destroyed with its owner.
+  class OwnedEvent {
+  public:
+    OwnedEvent() { GRAPHC_CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
+    OwnedEvent(const OwnedEvent&) = delete;
+    OwnedEvent& operator=(const OwnedEvent&) = delete;
+    ~OwnedEvent() { cudaEventDestroy(e_); }
+    operator cudaEvent_t() const { return e_; }
+
+  private:
+    cudaEvent_t e_ = nullptr;
+  };
+
+  /// A stream and everything a run on it needs (see the file comment). The stream
+  /// is declared first: everything else is released on it before it goes.
   struct Lane {
     explicit Lane(const CudaExecutable& exe)
         : ring(exe.prepared_.checkWords() * (exe.prepared_.checkWords() ? kRingRuns : 0)) {
-      GRAPHC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
       library.emplace(0, stream);
       for (const PreparedStep& p : exe.prepared_.steps())
         if (p.how == PreparedStep::How::Library)
@@ -211,29 +240,16 @@ private:
       for (const passes::Slot& s : exe.prepared_.program().slots())
         slots.emplace_back(exe.pool_, std::max<int64_t>(s.bytes, 1), stream);
       for (int param : exe.prepared_.staged())
-        staging.emplace_back(exe.pool_,
-                             std::max<int64_t>(exe.signature().paramTypes[param].bytes(), 1),
-                             stream);
-      checks = DeviceBuffer(exe.pool_, std::max<int64_t>(exe.prepared_.checkWords(), 1) * sizeof(int), stream);
-      for (cudaEvent_t* e : {&callerReady, &runDone})
-        GRAPHC_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+        staging.emplace_back(
+            exe.pool_, std::max<int64_t>(exe.signature().paramTypes[param].bytes(), 1), stream);
+      int64_t words = std::max<int64_t>(exe.prepared_.checkWords(), 1);
+      checks = DeviceBuffer(exe.pool_, words * sizeof(int), stream);
       GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
     }
-    ~Lane() {
-      cudaStreamSynchronize(stream);
-      batch.reset();
-      graph.reset();
-      slots.clear();
-      staging.clear();
-      checks.reset();
-      library.reset();
-      cudaEventDestroy(callerReady);
-      cudaEventDestroy(runDone);
-      cudaStreamDestroy(stream);
-    }
+    ~Lane() { cudaStreamSynchronize(stream); } // before the ring and buffers go
 
-    cudaStream_t stream = nullptr;
-    cudaEvent_t callerReady = nullptr, runDone = nullptr; ///< order runs on a caller's stream
+    OwnedStream stream;
+    OwnedEvent callerReady, runDone; ///< order runs on a caller's stream
     std::optional<LibraryContext> library;
     std::vector<DeviceBuffer> slots, staging;
     DeviceBuffer checks;
@@ -326,8 +342,8 @@ private:
 
   /// The copies of a run, in order: staged inputs, outputs, check words. Calls
   /// f(id, dst, src, bytes, kind) for each that moves bytes.
-  template <typename F> void forEachCopy(const Lane& lane, const Buffers& b, size_t ringSlot,
-                                         F&& f) const {
+  template <typename F>
+  void forEachCopy(const Lane& lane, const Buffers& b, size_t ringSlot, F&& f) const {
     size_t id = 0;
     const std::vector<int>& staged = prepared_.staged();
     for (size_t i = 0; i < staged.size(); ++i, ++id)
@@ -428,8 +444,8 @@ private:
     for (size_t i = 0; i < s.outputs.size(); ++i) {
       Value v = s.outputs[i];
       Array a = local.at({v.node, v.index}).contiguous();
-      copyAsync(resolve(lane, b, p.outs[i]), a.rawData(), v.type().bytes(),
-                cudaMemcpyHostToDevice, lane.stream);
+      copyAsync(resolve(lane, b, p.outs[i]), a.rawData(), v.type().bytes(), cudaMemcpyHostToDevice,
+                lane.stream);
       GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream)); // `a` dies here
     }
   }
@@ -492,7 +508,7 @@ private:
   PreparedProgram prepared_;
   DevicePool& pool_;
 
-  std::mutex mutex_;                ///< guards idle_
+  std::mutex mutex_; ///< guards idle_
   std::vector<std::unique_ptr<Lane>> idle_;
   std::unique_ptr<Lane> deferred_;
 };

@@ -23,9 +23,9 @@ std::unique_ptr<ir::Graph> graphOfNode(const ir::Node& n) {
   llvm::SmallVector<Value, 3> operands;
   for (size_t i = 0; i < n.operands().size(); ++i)
     operands.push_back(g->addParameter(fmt::format("in{}", i), n.operand(i).type()));
-  ir::Node* copy = g->create(n.op(), operands, n.attrs(),
-                             llvm::SmallVector<ir::TensorType, 1>(n.types().begin(), n.types().end()),
-                             n.loc(), n.name());
+  ir::Node* copy = g->create(
+      n.op(), operands, n.attrs(),
+      llvm::SmallVector<ir::TensorType, 1>(n.types().begin(), n.types().end()), n.loc(), n.name());
   for (unsigned r = 0; r < copy->numResults(); ++r)
     g->addOutput(copy->result(r));
   return g;
@@ -95,8 +95,8 @@ void PreparedProgram::planBindings() {
   const auto& outputs = graph_->outputs();
   for (size_t j = 0; j < outputs.size(); ++j) {
     std::pair<const ir::Node*, unsigned> key{outputs[j].node, outputs[j].index};
-    if (program_.storage(outputs[j]).kind == Storage::Slot && byKernel[key] &&
-        !readByCall[key] && !direct.count(key))
+    if (program_.storage(outputs[j]).kind == Storage::Slot && byKernel[key] && !readByCall[key] &&
+        !direct.count(key))
       direct[key] = static_cast<int>(j);
   }
   auto source = [&](Value v, bool call) {
@@ -131,20 +131,22 @@ void PreparedProgram::planBindings() {
   for (size_t j = 0; j < outputs.size(); ++j) {
     auto d = direct.find({outputs[j].node, outputs[j].index});
     if (d == direct.end() || d->second != static_cast<int>(j))
-      copies_.push_back({static_cast<int>(j), source(outputs[j], false), outputs[j].type().bytes()});
+      copies_.push_back(
+          {static_cast<int>(j), source(outputs[j], false), outputs[j].type().bytes()});
   }
 }
 
 void PreparedProgram::uploadConstants(LibraryContext& library) {
   auto& cpu = getBackend("cpu-unfused");
   for (const ir::Node* c : program_.constants()) {
-    constants_.emplace_back(DevicePool::forDevice(library.device()), std::max<int64_t>(c->type().bytes(), 1), library.stream());
+    constants_.emplace_back(DevicePool::forDevice(library.device()),
+                            std::max<int64_t>(c->type().bytes(), 1), library.stream());
     if (library.materialize(*c, constants_.back().data()))
       continue;
     HostStep h{graphOfNode(*c), nullptr};
     Array host = cpu.compile(*h.graph)->run({})[0];
-    copyAsync(constants_.back().data(), host.rawData(), c->type().bytes(),
-              cudaMemcpyHostToDevice, library.stream());
+    copyAsync(constants_.back().data(), host.rawData(), c->type().bytes(), cudaMemcpyHostToDevice,
+              library.stream());
     GRAPHC_CUDA_CHECK(cudaStreamSynchronize(library.stream())); // `host` dies here
   }
   GRAPHC_CUDA_CHECK(cudaStreamSynchronize(library.stream()));

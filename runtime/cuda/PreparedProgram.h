@@ -98,8 +98,6 @@ public:
   /// buffers and nothing else: deferred runs of it share launches (RunBatch).
   bool oneKernel() const;
 
-
-
   /// The first failure one run's check words report, or null: the CPU backend's
   /// Error (a FallbackError for a failed {fallback} Cholesky).
   std::exception_ptr failureOf(const int* words) const;

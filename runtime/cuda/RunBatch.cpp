@@ -46,8 +46,7 @@ RunBatch::~RunBatch() {
 
 bool RunBatch::independent(llvm::ArrayRef<ByteRange> reads,
                            llvm::ArrayRef<ByteRange> writes) const {
-  return !anyOverlap(reads, writes_) && !anyOverlap(writes, reads_) &&
-         !anyOverlap(writes, writes_);
+  return !anyOverlap(reads, writes_) && !anyOverlap(writes, reads_) && !anyOverlap(writes, writes_);
 }
 
 void RunBatch::add(llvm::ArrayRef<void*> args, llvm::ArrayRef<ByteRange> reads,
@@ -66,7 +65,8 @@ void RunBatch::flush(cudaStream_t stream) {
   if (pending_ == 0)
     return;
   void** table = nullptr;
-  GRAPHC_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&table), tables_[current_], 0));
+  GRAPHC_CUDA_CHECK(
+      cudaHostGetDevicePointer(reinterpret_cast<void**>(&table), tables_[current_], 0));
   kernel_.launchRuns(table, static_cast<unsigned>(pending_), stream);
   GRAPHC_CUDA_CHECK(cudaEventRecord(done_[current_], stream));
   used_[current_] = true;

@@ -53,7 +53,7 @@ private:
 
   const CudaFusedKernel& kernel_;
   size_t maxRuns_, width_;
-  void** tables_[2] = {nullptr, nullptr}; ///< pinned rows of argument values
+  void** tables_[2] = {nullptr, nullptr};    ///< pinned rows of argument values
   cudaEvent_t done_[2] = {nullptr, nullptr}; ///< the last launch reading each table
   bool used_[2] = {false, false};            ///< done_ was recorded
   int current_ = 0;

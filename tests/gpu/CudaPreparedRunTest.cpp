@@ -168,8 +168,7 @@ graph @one(%x: f64[64,32], %w: f64[32,16], %b: f64[16]) {
     GRAPHC_CUDA_CHECK(cudaMemcpyAsync(got.rawData(), outs[0].rawData(), got.type().bytes(),
                                       cudaMemcpyDeviceToHost, stream));
     GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
-    EXPECT_LE(testing::relativeDifference(got, getBackend("cpu").compile(*g)->run(host)[0]),
-              1e-12)
+    EXPECT_LE(testing::relativeDifference(got, getBackend("cpu").compile(*g)->run(host)[0]), 1e-12)
         << "@" << g->name();
     exe->finish();
   }
@@ -283,9 +282,8 @@ graph @chain(%x: f32[1024], %w: f32[1024]) {
 })");
   auto exe = getBackend("cuda").compile(*g);
   std::vector<Array> in = onDevice(testing::randomInputs(*g, 1)), outs = deviceOutputs(*exe);
-  codegen::Kernel k = std::get<codegen::Kernel>(
-      codegen::buildKernel({g->outputs()[0].node->operand(0).node, g->outputs()[0].node},
-                           {g->outputs()[0]}));
+  codegen::Kernel k = std::get<codegen::Kernel>(codegen::buildKernel(
+      {g->outputs()[0].node->operand(0).node, g->outputs()[0].node}, {g->outputs()[0]}));
   cuda::CudaFusedKernel kernel(k);
   cudaStream_t stream;
   GRAPHC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -294,24 +292,34 @@ graph @chain(%x: f32[1024], %w: f32[1024]) {
     for (int i = 0; i < 2000; ++i) {
       auto t0 = std::chrono::steady_clock::now();
       f();
-      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      us.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(us.begin(), us.end());
     return us[us.size() / 2];
   };
-  auto launch = [&] { kernel.launch({in[0].rawData(), in[1].rawData()}, {outs[0].rawData()}, nullptr, stream); };
+  auto launch = [&] {
+    kernel.launch({in[0].rawData(), in[1].rawData()}, {outs[0].rawData()}, nullptr, stream);
+  };
   double launchOnly = median(launch);
   GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  double launchSync = median([&] { launch(); GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream)); });
+  double launchSync = median([&] {
+    launch();
+    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  });
   double launchSpin = median([&] {
     launch();
     while (cudaStreamQuery(stream) == cudaErrorNotReady) {
     }
   });
   double run = median([&] { exe->run(in, outs); });
-  double deferredOne = median([&] { exe->enqueue(in, outs); exe->finish(); });
+  double deferredOne = median([&] {
+    exe->enqueue(in, outs);
+    exe->finish();
+  });
   fmt::print("launch {:.2f} us, launch+sync {:.2f}, launch+spin {:.2f}, run {:.2f}, "
-             "enqueue+finish {:.2f}\n", launchOnly, launchSync, launchSpin, run, deferredOne);
+             "enqueue+finish {:.2f}\n",
+             launchOnly, launchSync, launchSpin, run, deferredOne);
   cudaStreamDestroy(stream);
 }
 

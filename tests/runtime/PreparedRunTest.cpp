@@ -109,8 +109,11 @@ TEST(PreparedRun, CallerArraysAreChecked) {
   auto exe = getBackend("cpu").compile(*g);
   std::vector<Array> in = randomInputs(*g, 4), outs = outputsFor(*exe);
   expectError([&] { exe->run(in, {outs[0]}); }, "expected 2 output array(s), got 1");
-  expectError([&] { exe->run(in, {outs[0], Array::zeros(ir::DType::F32, {8})}); },
-              "output 1 must be a dense f64[8] in host memory, got f32[8]");
+  expectError(
+      [&] {
+        exe->run(in, {outs[0], Array::zeros(ir::DType::F32, {8})});
+      },
+      "output 1 must be a dense f64[8] in host memory, got f32[8]");
   Array wide = Array::zeros(ir::DType::F64, {8, 8});
   Array strided = wide.view({8, 4}, {8, 2});
   expectError([&] { exe->run(in, {strided, outs[1]}); }, "got f64[8,4] (strided)");
@@ -122,7 +125,8 @@ TEST(PreparedRun, CallerArraysAreChecked) {
   expectError([&] { exe->run(in, {outs[0], sameBytes}); }, "outputs 0 and 1 overlap");
   expectError([&] { exe->enqueue({in[0]}, outs); }, "expected 3 input(s), got 1");
   int notAStream = 0;
-  expectError([&] { exe->enqueue(in, outs, &notAStream); }, "@prep: the cpu backend runs on no stream");
+  expectError([&] { exe->enqueue(in, outs, &notAStream); },
+              "@prep: the cpu backend runs on no stream");
   EXPECT_NO_THROW(exe->finish()); // the rejected enqueue queued nothing
 }
 

@@ -6,7 +6,8 @@
 // are laid out back to back; cuBLAS calls take the whole batch where cuBLAS has a
 // batched routine (gemm, trsm; potrfBatched for Cholesky), cuSOLVER calls loop over
 // the items on the stream. Batches of small matrices take runtime/cuda/SmallBatched.h's
-// kernels for Cholesky and left-side triangular solves, and a batched gemm for syrk.
+// kernels for Cholesky and left-side triangular solves, a batched gemm for syrk, and
+// cuBLAS's batched LU and QR (with a helper kernel forming Q) for the LU-based ops and qr.
 //
 // The workspace of a node is planned by plan(), the same function for reserve()
 // and run(), so run() can check that the reserved workspace is large enough.
@@ -120,7 +121,9 @@ template <typename T> __global__ void permutation(i64 batch, i64 n, const int* i
   }
 }
 
-// det (or log|det|) from column-major LU factors and pivots, in double.
+// det (or log|det|) from column-major LU factors and pivots, in double. A zero
+// pivot makes det 0 and logdet -inf whatever follows it: LAPACK leaves the factors
+// after a zero pivot finite, a batched getrf need not.
 template <typename T>
 __global__ void luDeterminant(i64 batch, i64 n, const T* lu, const int* ipiv, T* out, int logAbs) {
   FOR_EACH(b, batch) {
@@ -129,8 +132,39 @@ __global__ void luDeterminant(i64 batch, i64 n, const T* lu, const int* ipiv, T*
       double d = lu[b * n * n + i * n + i];
       det *= ipiv[b * n + i] - 1 != i ? -d : d;
       logdet += log(fabs(d));
+      if (d == 0.0)
+        break;
     }
     out[b] = T(logAbs ? logdet : det);
+  }
+}
+
+// Q = the first k columns of H(1) ... H(k), row-major rows x k, from geqrf's
+// reflectors: v(i,j) (column-major, leading dimension rows, vStride apart; v(j,j) = 1
+// implied) and tau. Column c of Q is H(1) ... H(c+1) e_c, as the later reflectors
+// leave e_c alone. One thread per column, updating it in place in q; every thread
+// walks the reflectors in the same order, so a warp's loads of v are shared and its
+// accesses to q (adjacent columns) coalesce.
+template <typename T>
+__global__ void householderQ(i64 batch, i64 rows, i64 k, const T* v, i64 vStride, const T* tau,
+                             T* q) {
+  FOR_EACH(t, batch * k) {
+    i64 b = t / k, c = t % k;
+    const T* vb = v + b * vStride;
+    T* x = q + b * rows * k + c; // x[i * k] = Q(i, c)
+    for (i64 i = 0; i < rows; ++i)
+      x[i * k] = T(i == c);
+    for (i64 j = k - 1; j >= 0; --j) {
+      if (j > c)
+        continue;
+      T s = x[j * k];
+      for (i64 i = j + 1; i < rows; ++i)
+        s += vb[i + j * rows] * x[i * k];
+      s *= tau[b * k + j];
+      x[j * k] -= s;
+      for (i64 i = j + 1; i < rows; ++i)
+        x[i * k] -= s * vb[i + j * rows];
+    }
   }
 }
 
@@ -171,9 +205,10 @@ extern "C" __global__ void pointerArray(i64 batch, char* base, i64 strideBytes, 
 )";
 
 /// The templates of kHelperSource instantiated for float and double.
-const char* kFloatKernels[] = {
-    "transpose",   "unpackTriangle", "zeroTriangle",      "mirrorUpper", "identity",
-    "permutation", "luDeterminant",  "firstZeroDiagonal", "fill",        "eye"};
+const char* kFloatKernels[] = {"transpose",     "unpackTriangle",    "zeroTriangle",
+                               "mirrorUpper",   "identity",          "permutation",
+                               "luDeterminant", "firstZeroDiagonal", "fill",
+                               "eye",           "householderQ"};
 /// The trace instantiations: element type and accumulator.
 const char* kTraceKernels[] = {"trace<float, double>", "trace<double, double>",
                                "trace<int, unsigned>", "trace<long long, unsigned long long>"};
@@ -259,6 +294,24 @@ constexpr int64_t kSmallSolveMaxN = 128;
 constexpr int64_t kSmallSolveMaxCols = 16;
 constexpr int64_t kBatchedGemmSyrkMaxN = 256;
 
+/// Batches of matrices up to this size are factored by cuBLAS's batched LU
+/// (getrfBatched, getrsBatched) and QR (geqrfBatched, then the householderQ kernel)
+/// in a few launches for the whole batch; larger or single matrices loop over
+/// cuSOLVER. A cuSOLVER getrf or geqrf of a small matrix is a chain of dependent
+/// launches that leaves the GPU nearly idle, so a loop costs tens of microseconds
+/// per item (4096 items: a few hundred ms) whatever the size. The batched routines
+/// work on one matrix per thread block (in shared memory or registers), which pays
+/// while a matrix is small; from a few hundred rows on, one item has enough work
+/// for cuSOLVER's blocked factorization to fill the GPU, and its gemm-based updates
+/// win. 128 is on the safe side of that crossover (and the size SmallBatched's
+/// kernels stop at).
+constexpr int64_t kBatchedFactorMaxN = 128;
+
+/// True when LU and QR of `m` take the batched routines.
+bool batchedFactorization(const Matrices& m) {
+  return m.batch > 1 && std::max(m.rows, m.cols) <= kBatchedFactorMaxN;
+}
+
 /// A dimension as the int cuBLAS and cuSOLVER take.
 int toInt(int64_t v) {
   if (v > INT_MAX)
@@ -318,6 +371,9 @@ template <> struct Lib<float> {
   static constexpr auto syrk = cublasSsyrk_v2;
   static constexpr auto trsm = cublasStrsm_v2;
   static constexpr auto trsmBatched = cublasStrsmBatched;
+  static constexpr auto getrfBatched = cublasSgetrfBatched;
+  static constexpr auto getrsBatched = cublasSgetrsBatched;
+  static constexpr auto geqrfBatched = cublasSgeqrfBatched;
   static constexpr auto getrfWork = cusolverDnSgetrf_bufferSize;
   static constexpr auto getrf = cusolverDnSgetrf;
   static constexpr auto getrs = cusolverDnSgetrs;
@@ -335,6 +391,9 @@ template <> struct Lib<double> {
   static constexpr auto syrk = cublasDsyrk_v2;
   static constexpr auto trsm = cublasDtrsm_v2;
   static constexpr auto trsmBatched = cublasDtrsmBatched;
+  static constexpr auto getrfBatched = cublasDgetrfBatched;
+  static constexpr auto getrsBatched = cublasDgetrsBatched;
+  static constexpr auto geqrfBatched = cublasDgeqrfBatched;
   static constexpr auto getrfWork = cusolverDnDgetrf_bufferSize;
   static constexpr auto getrf = cusolverDnDgetrf;
   static constexpr auto getrs = cusolverDnDgetrs;
@@ -370,6 +429,10 @@ template <typename T> Layout planFor(cusolverDnHandle_t solver, const ir::Node& 
     l.matrix = ma.batch * ma.size();
     l.pivots = ma.batch * ma.rows;
     l.info = ma.batch;
+    // The factors' pointers, and for getrsBatched the right-hand sides'.
+    if (batchedFactorization(ma))
+      l.pointers = (n.op() == Op::Solve || n.op() == Op::Inverse ? 2 : 1) * ma.batch;
+    // cuSOLVER's work also when batched: LibraryContext can be told to loop.
     if (rows > 0)
       GRAPHC_CUDA_CHECK(Lib<T>::getrfWork(solver, rows, rows, nullptr, rows, &lwork));
     l.work = lwork;
@@ -392,6 +455,8 @@ template <typename T> Layout planFor(cusolverDnHandle_t solver, const ir::Node& 
     l.matrix = ma.batch * ma.size();
     l.second = ma.batch * k;
     l.info = ma.batch;
+    if (batchedFactorization(ma))
+      l.pointers = 2 * ma.batch; // the matrices' and tau's
     if (k > 0) {
       GRAPHC_CUDA_CHECK(Lib<T>::geqrfWork(solver, rows, cols, nullptr, rows, &lwork));
       GRAPHC_CUDA_CHECK(Lib<T>::orgqrWork(solver, rows, k, k, nullptr, rows, nullptr, &qrWork));
@@ -426,7 +491,8 @@ public:
   Call(const LibraryContext& ctx, const HelperKernels& kernels, const ir::Node& n, const Scratch& s,
        int* info)
       : n_(n), s_(s), info_(info), kernels_(kernels), blas_(ctx.cublas()), solver_(ctx.cusolver()),
-        stream_(ctx.stream()) {}
+        stream_(ctx.stream()),
+        batchedFactors_(ctx.batchedFactorizations() && batchedFactorization(operand(0))) {}
 
   void matmul(const T* a, const T* b, T* c) {
     bool ta = flag("transpose_a"), tb = flag("transpose_b");
@@ -469,16 +535,13 @@ public:
   }
 
   void solve(const T* a, const T* rhs, T* x) {
-    Matrices ma = operand(0), mx = result(0);
-    T* lu = factorLu(a, info_);
+    Matrices mx = result(0);
+    LuFactors lu = factorLu(a, info_);
     if (mx.size() == 0)
       return;
     T* cm = static_cast<T*>(s_.second); // the right-hand sides, column-major
     transpose(mx.batch, mx.rows, mx.cols, rhs, cm);
-    for (int64_t b = 0; b < ma.batch; ++b)
-      GRAPHC_CUDA_CHECK(Lib<T>::getrs(solver_, CUBLAS_OP_N, toInt(ma.rows), toInt(mx.cols),
-                                      lu + b * ma.size(), ma.ld(), s_.pivots + b * ma.rows,
-                                      cm + b * mx.size(), ma.ld(), s_.info + b));
+    solveLu(lu, CUBLAS_OP_N, cm);
     transpose(mx.batch, mx.cols, mx.rows, cm, x);
   }
 
@@ -539,7 +602,7 @@ public:
 
   void lu(const T* a, T* p, T* l, T* u) {
     Matrices m = operand(0);
-    const T* f = factorLu(a, s_.info);
+    const T* f = factorLu(a, s_.info).factors;
     if (m.size() == 0)
       return;
     zero(p, m);
@@ -561,6 +624,8 @@ public:
     T* f = static_cast<T*>(s_.matrix);
     T* tau = static_cast<T*>(s_.second);
     transpose(ma.batch, ma.rows, ma.cols, a, f);
+    if (batchedFactors_)
+      return batchedQr(f, tau, q, r);
     for (int64_t b = 0; b < ma.batch; ++b)
       GRAPHC_CUDA_CHECK(Lib<T>::geqrf(solver_, toInt(ma.rows), toInt(ma.cols), f + b * ma.size(),
                                       toInt(ma.rows), tau + b * k, static_cast<T*>(s_.work),
@@ -578,19 +643,16 @@ public:
   /// column-major order, which is X row-major.
   void inverse(const T* a, T* x) {
     Matrices m = operand(0);
-    T* lu = factorLu(a, info_);
+    LuFactors lu = factorLu(a, info_);
     if (m.size() == 0)
       return;
     launch("identity", m.batch * m.size(), {&m.batch, &m.rows, &x});
-    for (int64_t b = 0; b < m.batch; ++b)
-      GRAPHC_CUDA_CHECK(Lib<T>::getrs(solver_, CUBLAS_OP_T, toInt(m.rows), toInt(m.rows),
-                                      lu + b * m.size(), m.ld(), s_.pivots + b * m.rows,
-                                      x + b * m.size(), m.ld(), s_.info + b));
+    solveLu(lu, CUBLAS_OP_T, x);
   }
 
   void determinant(const T* a, T* out) {
     Matrices m = operand(0);
-    T* lu = factorLu(a, s_.info);
+    T* lu = factorLu(a, s_.info).factors;
     int* pivots = s_.pivots;
     int logAbs = n_.op() == Op::Logdet;
     launch("luDeterminant", m.batch, {&m.batch, &m.rows, &lu, &pivots, &out, &logAbs});
@@ -644,27 +706,87 @@ private:
   /// Device pointers to the matrices of `base`, in the pointer workspace from
   /// `slot` on.
   T** pointers(T* base, const Matrices& m, int64_t slot) {
+    return pointers(base, m.batch, m.size(), slot);
+  }
+  /// Device pointers to `batch` arrays of `base`, `stride` elements apart.
+  T** pointers(T* base, int64_t batch, int64_t stride, int64_t slot) {
     void** ptrs = s_.pointers + slot;
-    int64_t stride = m.size() * sizeof(T);
-    int64_t batch = m.batch;
+    int64_t strideBytes = stride * sizeof(T);
     kernels_["pointerArray"].launch(LaunchConfig::linear(batch, 256, stream_),
-                                    {&batch, &base, &stride, &ptrs});
+                                    {&batch, &base, &strideBytes, &ptrs});
     return reinterpret_cast<T**>(ptrs);
   }
 
+  /// LU factors in the workspace: the column-major items, and on the batched path
+  /// the device array of pointers to them (else null). Pivots are in s_.pivots.
+  struct LuFactors {
+    T* factors;
+    T** items;
+  };
+
   /// getrf of A itself (transposed into the workspace, so the pivots and U(i,i)
-  /// are LAPACK's on row-major A), pivots in the workspace, info in `info`.
-  T* factorLu(const T* a, int* info) {
+  /// are LAPACK's on row-major A), pivots in the workspace, info in `info`: one
+  /// getrfBatched for a batch of small matrices (its info is per item, on the
+  /// device, LAPACK's), else cuSOLVER per item.
+  LuFactors factorLu(const T* a, int* info) {
     Matrices m = operand(0);
-    T* f = static_cast<T*>(s_.matrix);
+    LuFactors lu{static_cast<T*>(s_.matrix), nullptr};
     if (m.size() == 0)
-      return f;
-    transpose(m.batch, m.rows, m.cols, a, f);
+      return lu;
+    transpose(m.batch, m.rows, m.cols, a, lu.factors);
+    if (batchedFactors_) {
+      lu.items = pointers(lu.factors, m, 0);
+      GRAPHC_CUDA_CHECK(Lib<T>::getrfBatched(blas_, toInt(m.rows), lu.items, m.ld(), s_.pivots,
+                                             info, toInt(m.batch)));
+      return lu;
+    }
     for (int64_t b = 0; b < m.batch; ++b)
-      GRAPHC_CUDA_CHECK(Lib<T>::getrf(solver_, toInt(m.rows), toInt(m.rows), f + b * m.size(),
-                                      m.ld(), static_cast<T*>(s_.work), s_.pivots + b * m.rows,
-                                      info + b));
-    return f;
+      GRAPHC_CUDA_CHECK(Lib<T>::getrf(solver_, toInt(m.rows), toInt(m.rows),
+                                      lu.factors + b * m.size(), m.ld(), static_cast<T*>(s_.work),
+                                      s_.pivots + b * m.rows, info + b));
+    return lu;
+  }
+
+  /// op(A) X = B in place on the column-major n x cols right-hand sides `b` (cols
+  /// from the result type), from factorLu's factors. Singular items were reported
+  /// by getrf; getrsBatched's own info is a host word for invalid arguments only.
+  void solveLu(const LuFactors& lu, cublasOperation_t op, T* b) {
+    Matrices ma = operand(0), mx = result(0);
+    int n = toInt(ma.rows), cols = toInt(mx.cols);
+    if (lu.items) {
+      int invalid = 0;
+      GRAPHC_CUDA_CHECK(Lib<T>::getrsBatched(blas_, op, n, cols, lu.items, ma.ld(), s_.pivots,
+                                             pointers(b, mx, mx.batch), ma.ld(), &invalid,
+                                             toInt(mx.batch)));
+      return checkArguments("getrsBatched", invalid);
+    }
+    for (int64_t i = 0; i < ma.batch; ++i)
+      GRAPHC_CUDA_CHECK(Lib<T>::getrs(solver_, op, n, cols, lu.factors + i * ma.size(), ma.ld(),
+                                      s_.pivots + i * ma.rows, b + i * mx.size(), ma.ld(),
+                                      s_.info + i));
+  }
+
+  /// The batched tail of qr() on the column-major copies `f`: geqrfBatched (its info
+  /// is a host word for invalid arguments only: QR cannot fail), R from its upper
+  /// part, Q formed from the reflectors straight into row-major `q` (cuBLAS has no
+  /// batched orgqr).
+  void batchedQr(T* f, T* tau, T* q, T* r) {
+    Matrices ma = operand(0);
+    int64_t k = std::min(ma.rows, ma.cols);
+    int invalid = 0;
+    GRAPHC_CUDA_CHECK(Lib<T>::geqrfBatched(
+        blas_, toInt(ma.rows), toInt(ma.cols), pointers(f, ma, 0), toInt(ma.rows),
+        pointers(tau, ma.batch, k, ma.batch), &invalid, toInt(ma.batch)));
+    checkArguments("geqrfBatched", invalid);
+    unpackTriangle(ma.batch, k, ma.cols, f, ma.rows, ma.size(), r, /*unitLower=*/0);
+    int64_t stride = ma.size();
+    launch("householderQ", ma.batch * k, {&ma.batch, &ma.rows, &k, &f, &stride, &tau, &q});
+  }
+
+  /// Throws for the host info word of a batched cuBLAS solver routine.
+  static void checkArguments(const char* routine, int invalid) {
+    if (invalid != 0)
+      throw Error(fmt::format("internal error: argument {} of {} was invalid", -invalid, routine));
   }
 
   const ir::Node& n_;
@@ -674,6 +796,7 @@ private:
   cublasHandle_t blas_;
   cusolverDnHandle_t solver_;
   cudaStream_t stream_;
+  bool batchedFactors_; ///< LU and QR through the batched routines
   const T one_ = T(1), zero_ = T(0);
 };
 

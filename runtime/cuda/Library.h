@@ -91,6 +91,12 @@ public:
   /// minor 3)" (without the "op (%name): " prefix the executor adds).
   static std::optional<std::string> failure(const ir::Node& n, const int* hostInfo);
 
+  /// With false, LU and QR of batches of small matrices loop over the items with
+  /// cuSOLVER as they do for large matrices, instead of taking cuBLAS's batched
+  /// routines (to measure one against the other); true by default.
+  void setBatchedFactorizations(bool on) { batchedFactorizations_ = on; }
+  bool batchedFactorizations() const { return batchedFactorizations_; }
+
   /// Bytes of the device workspace reserved so far.
   size_t workspaceBytes() const { return workspace_.bytes(); }
   int device() const { return device_; }
@@ -106,6 +112,7 @@ private:
   const HelperKernels* kernels_ = nullptr;
   DeviceBuffer cublasWorkspace_;
   DeviceBuffer workspace_;
+  bool batchedFactorizations_ = true;
 };
 
 } // namespace graphc::cuda

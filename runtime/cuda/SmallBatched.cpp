@@ -42,17 +42,37 @@ __device__ Slot thisSlot(i64 batch) {
   return g;
 }
 
+// Calls store(t, load(t)) for t = tid, tid + nt, ... < count, four loads ahead of
+// their stores, so that a thread has four global loads in flight rather than
+// waiting out each one's latency in turn.
+template <typename T, typename Load, typename Store>
+__device__ void stage(int count, const Slot& g, Load load, Store store) {
+  for (int t0 = g.tid; t0 < count; t0 += 4 * g.nt) {
+    T v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      if (t0 + u * g.nt < count)
+        v[u] = load(t0 + u * g.nt);
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      if (t0 + u * g.nt < count)
+        store(t0 + u * g.nt, v[u]);
+  }
+}
+
 // Copies the lower triangle of the row-major n x n matrix `a` into s (row stride
 // n + 1), or with `upper` its upper triangle transposed (the lower triangle of A').
 template <typename T>
 __device__ void loadLower(T* s, int n, const T* a, int upper, const Slot& g) {
   const int ld = n + 1;
   if (g.present)
-    for (int t = g.tid; t < n * n; t += g.nt) {
-      int i = t / n, k = t % n;
-      if (upper ? k >= i : k <= i)
-        s[upper ? k * ld + i : i * ld + k] = a[t];
-    }
+    stage<T>(
+        n * n, g, [&](int t) { return a[t]; },
+        [&](int t, T v) {
+          int i = t / n, k = t % n;
+          if (upper ? k >= i : k <= i)
+            s[upper ? k * ld + i : i * ld + k] = v;
+        });
 }
 
 // Right-looking Cholesky of the lower triangle of s, one column per step: scale
@@ -129,8 +149,9 @@ __global__ void smallCholeskySolve(i64 batch, int n, int cols, const T* a, const
   const i64 item = g.present ? g.b : 0;
   loadLower(s, n, a + item * n * n, 0, g);
   if (g.present)
-    for (int t = g.tid; t < n * cols; t += g.nt)
-      y[t] = rhs[item * n * cols + t];
+    stage<T>(
+        n * cols, g, [&](int t) { return rhs[item * n * cols + t]; },
+        [&](int t, T v) { y[t] = v; });
   const int failed = factorLower(s, n, y, cols, g);
   const bool live = g.present && !failed;
   for (int j = n - 1; j > 0; --j) {
@@ -217,10 +238,13 @@ __global__ void __launch_bounds__(1024) smallGram(i64 batch, int rows, int k, co
   T acc[4][4] = {};
   for (int p0 = 0; p0 < k; p0 += Chunk) {
     __syncthreads();
-    for (int t = g.tid; t < 4 * tr * Chunk; t += g.nt) {
-      int i = t / Chunk, q = t % Chunk;
-      xs[i * ld + q] = g.present && i < rows && p0 + q < k ? xb[(i64)i * k + p0 + q] : T(0);
-    }
+    stage<T>(
+        4 * tr * Chunk, g,
+        [&](int t) {
+          int i = t / Chunk, q = t % Chunk;
+          return g.present && i < rows && p0 + q < k ? xb[(i64)i * k + p0 + q] : T(0);
+        },
+        [&](int t, T v) { xs[(t / Chunk) * ld + t % Chunk] = v; });
     __syncthreads();
 #pragma unroll 4
     for (int q = 0; q < Chunk; ++q) {

@@ -390,6 +390,13 @@ private:
       case PreparedStep::How::Host:
         runOnHost(lane, b, p);
         break;
+      case PreparedStep::How::CholeskySolve:
+        prepared_.choleskySolve(p, {resolve(lane, b, p.ins[0]), resolve(lane, b, p.ins[1])},
+                                resolve(lane, b, p.outs[0]), lane.checks.as<int>() + p.checkOffset,
+                                lane.stream);
+        break;
+      case PreparedStep::How::Absorbed:
+        break;
       }
     }
     forEachCopy(lane, b, ringSlot, copy);

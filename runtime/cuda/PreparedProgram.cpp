@@ -17,6 +17,10 @@ namespace {
 using ir::Value;
 using passes::Storage;
 
+/// The largest n a Cholesky and its two solves are fused at: below it the
+/// shared-memory factorization beats cuSOLVER (SmallBatched.h, measured at W5).
+constexpr int64_t kMaxCholeskySolveN = 96;
+
 /// A copy of `n` alone in a graph whose parameters are its operands.
 std::unique_ptr<ir::Graph> graphOfNode(const ir::Node& n) {
   auto g = std::make_unique<ir::Graph>(n.name().empty() ? "step" : n.name());
@@ -36,6 +40,7 @@ std::unique_ptr<ir::Graph> graphOfNode(const ir::Node& n) {
 PreparedProgram::PreparedProgram(const ir::Graph& g)
     : graph_(passes::copyLive(g)), program_(passes::lowerToProgram(*graph_)) {
   prepareSteps();
+  fuseCholeskySolves();
   planBindings();
 }
 
@@ -43,7 +48,7 @@ void PreparedProgram::prepareSteps() {
   std::vector<codegen::CudaKernel> sources;
   std::vector<codegen::Kernel> kernels;
   for (const passes::Step& s : program_.steps()) {
-    PreparedStep p{PreparedStep::How::Host, &s, {}, {}, nullptr, {}, -1};
+    PreparedStep p{PreparedStep::How::Host, &s, s.inputs, s.outputs, {}, {}, nullptr, {}, -1};
     const ir::Node& first = *s.nodes.front();
     if (s.kind == passes::Step::Kind::Library && LibraryContext::supports(first)) {
       p.how = PreparedStep::How::Library;
@@ -66,6 +71,10 @@ void PreparedProgram::prepareSteps() {
   for (PreparedStep& p : steps_) {
     if (p.how == PreparedStep::How::Kernel) {
       p.kernel = std::make_unique<CudaFusedKernel>(std::move(kernels[next++]));
+      p.inputs = p.kernel->kernel().inputs; // the kernel's own parameter order
+      p.outputs.clear();
+      for (const codegen::KernelOutput& o : p.kernel->kernel().outputs)
+        p.outputs.push_back(o.value);
       if (p.kernel->hasErrorWord())
         p.checkOffset = checkWords_++;
       capturable_ = capturable_ && p.kernel->alwaysFails().empty();
@@ -80,14 +89,81 @@ void PreparedProgram::prepareSteps() {
   }
 }
 
+void PreparedProgram::fuseCholeskySolves() {
+  std::map<std::pair<const ir::Node*, unsigned>, int> uses; // steps and outputs reading a value
+  for (const passes::Step& s : program_.steps())
+    for (Value v : s.inputs)
+      ++uses[{v.node, v.index}];
+  for (Value v : graph_->outputs())
+    ++uses[{v.node, v.index}];
+  auto usedOnly = [&](Value v, int times) { return uses[{v.node, v.index}] == times; };
+  auto isSolve = [](const ir::Node& n, bool transposed) {
+    const ir::Attrs& a = n.attrs();
+    return n.op() == ir::Op::TriangularSolve && a.flag("lower") && !a.flag("right_side") &&
+           !a.flag("unit_diagonal") && a.flag("transpose_a") == transposed;
+  };
+  for (size_t i = 0; i + 2 < steps_.size(); ++i) {
+    PreparedStep &c = steps_[i], &t1 = steps_[i + 1], &t2 = steps_[i + 2];
+    if (c.how != PreparedStep::How::Library || t1.how != PreparedStep::How::Library ||
+        t2.how != PreparedStep::How::Library)
+      continue;
+    const ir::Node &chol = *c.step->nodes.front(), &lower = *t1.step->nodes.front(),
+                   &upper = *t2.step->nodes.front();
+    if (c.outputs.size() != 1 || t1.outputs.size() != 1 || t2.outputs.size() != 1)
+      continue;
+    Value a = chol.operand(0), l = c.outputs[0], b = lower.operand(1), y = t1.outputs[0],
+          x = t2.outputs[0];
+    if (chol.op() != ir::Op::Cholesky || chol.attrs().flag("upper") || !isSolve(lower, false) ||
+        !isSolve(upper, true) || lower.operand(0) != l || upper.operand(0) != l ||
+        upper.operand(1) != y || !usedOnly(l, 2) || !usedOnly(y, 1))
+      continue;
+    // X must not share memory with A or B: blocks write X while others still read.
+    Storage sx = program_.storage(x);
+    auto sameSlot = [&](Value v) {
+      Storage sv = program_.storage(v);
+      return sv.kind == Storage::Slot && sx.kind == Storage::Slot && sv.index == sx.index;
+    };
+    const ir::TensorType& ta = a.type();
+    int64_t n = ta.shape.back(), cols = b.type().shape.back();
+    size_t bytes = ir::dtypeSize(ta.dtype);
+    if (sameSlot(a) || sameSlot(b) || n > kMaxCholeskySolveN ||
+        !(small_ ? *small_ : small_.emplace()).fitsCholeskySolve(n, cols, bytes))
+      continue;
+    c.how = PreparedStep::How::CholeskySolve;
+    c.inputs = {a, b};
+    c.outputs = {x};
+    for (PreparedStep* absorbed : {&t1, &t2}) {
+      absorbed->how = PreparedStep::How::Absorbed;
+      absorbed->inputs.clear();
+      absorbed->outputs.clear();
+      absorbed->checkOffset = -1;
+    }
+  }
+}
+
+void PreparedProgram::choleskySolve(const PreparedStep& p, llvm::ArrayRef<const void*> ins,
+                                    void* out, int* info, cudaStream_t stream) const {
+  const ir::TensorType& ta = p.inputs[0].type();
+  int64_t n = ta.shape.back(), cols = p.inputs[1].type().shape.back();
+  int64_t batch = ir::numElements(llvm::ArrayRef<int64_t>(ta.shape).drop_back(2));
+  if (ta.dtype == ir::DType::F64)
+    small_->choleskySolve(batch, n, cols, static_cast<const double*>(ins[0]),
+                          static_cast<const double*>(ins[1]), static_cast<double*>(out), info,
+                          stream);
+  else
+    small_->choleskySolve(batch, n, cols, static_cast<const float*>(ins[0]),
+                          static_cast<const float*>(ins[1]), static_cast<float*>(out), info,
+                          stream);
+}
+
 void PreparedProgram::planBindings() {
   std::map<std::pair<const ir::Node*, unsigned>, bool> readByCall; // by a library or host step
   std::map<std::pair<const ir::Node*, unsigned>, bool> byKernel;
   for (const PreparedStep& p : steps_) {
-    for (Value v : p.step->inputs)
+    for (Value v : p.inputs)
       if (p.how != PreparedStep::How::Kernel)
         readByCall[{v.node, v.index}] = true;
-    for (Value v : p.step->outputs)
+    for (Value v : p.outputs)
       byKernel[{v.node, v.index}] = p.how == PreparedStep::How::Kernel;
   }
   std::vector<int> stagedIndex(graph_->params().size(), -1);
@@ -116,16 +192,10 @@ void PreparedProgram::planBindings() {
     return Source{st.kind == Storage::Constant ? Source::Constant : Source::Slot, st.index};
   };
   for (PreparedStep& p : steps_) {
-    if (p.how == PreparedStep::How::Kernel) { // the kernel's own parameter order
-      for (Value v : p.kernel->kernel().inputs)
-        p.ins.push_back(source(v, false));
-      for (const codegen::KernelOutput& o : p.kernel->kernel().outputs)
-        p.outs.push_back(source(o.value, false));
-      continue;
-    }
-    for (Value v : p.step->inputs)
-      p.ins.push_back(source(v, true));
-    for (Value v : p.step->outputs)
+    bool call = p.how != PreparedStep::How::Kernel;
+    for (Value v : p.inputs)
+      p.ins.push_back(source(v, call));
+    for (Value v : p.outputs)
       p.outs.push_back(source(v, false));
   }
   for (size_t j = 0; j < outputs.size(); ++j) {

@@ -22,11 +22,13 @@
 #include "runtime/cuda/FusedKernel.h"
 #include "runtime/cuda/Library.h"
 #include "runtime/cuda/Pool.h"
+#include "runtime/cuda/SmallBatched.h"
 
 #include <cuda_runtime_api.h>
 
 #include <exception>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace graphc::cuda {
@@ -51,9 +53,17 @@ struct Source {
 
 /// One step, ready to enqueue.
 struct PreparedStep {
-  enum class How { Kernel, Library, Host } how;
+  enum class How {
+    Kernel,        ///< a fused kernel
+    Library,       ///< a cuBLAS/cuSOLVER call (Library.h)
+    Host,          ///< nodes run on the host
+    CholeskySolve, ///< a Cholesky and the two solves with its factor, in one kernel
+    Absorbed,      ///< nothing: a CholeskySolve step before it does its work
+  } how;
   const passes::Step* step;
-  std::vector<Source> ins, outs; ///< in the order the kernel or call takes its buffers
+  /// The values it reads and writes, in the order its kernel or call takes them.
+  std::vector<ir::Value> inputs, outputs;
+  std::vector<Source> ins, outs; ///< where `inputs` and `outputs` are in a run
   std::unique_ptr<CudaFusedKernel> kernel;
   std::vector<HostStep> host; ///< one per node
   int64_t checkOffset = -1;   ///< its info words or error word in the check words
@@ -98,12 +108,21 @@ public:
   /// buffers and nothing else: deferred runs of it share launches (RunBatch).
   bool oneKernel() const;
 
+  /// Enqueues CholeskySolve step `p` on `stream`: its output from its inputs, the
+  /// Cholesky's info words into `info`.
+  void choleskySolve(const PreparedStep& p, llvm::ArrayRef<const void*> ins, void* out, int* info,
+                     cudaStream_t stream) const;
+
   /// The first failure one run's check words report, or null: the CPU backend's
   /// Error (a FallbackError for a failed {fallback} Cholesky).
   std::exception_ptr failureOf(const int* words) const;
 
 private:
   void prepareSteps();
+  /// Turns cholesky -> triangular_solve -> transposed triangular_solve (consecutive
+  /// steps, the factor and the intermediate used by nothing else, small matrices)
+  /// into one CholeskySolve step: A and B read once, X written once.
+  void fuseCholeskySolves();
   /// Decides where each step finds its buffers (see the file comment).
   void planBindings();
 
@@ -113,6 +132,7 @@ private:
   std::vector<int> staged_;
   std::vector<OutputCopy> copies_;
   std::vector<DeviceBuffer> constants_;
+  std::optional<SmallBatched> small_; ///< made when a CholeskySolve step needs it
   int64_t checkWords_ = 0;
   bool capturable_ = true;
 };

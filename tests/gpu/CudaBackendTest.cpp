@@ -100,6 +100,29 @@ graph @singular(%y: f64[4,2], %b: f64[4,1]) {
   EXPECT_EQ(exe->fallbacks(), 1);
 }
 
+/// Batched SPD solves (X*X'/k + 0.5*I) at sizes where the Cholesky and its two
+/// solves become one shared-memory kernel (n <= 96) and where they stay three library
+/// calls, f32 and f64, one and several right-hand sides: all match the CPU.
+TEST(CudaBackend, BatchedSpdSolvesMatchTheCpu) {
+  GRAPHC_REQUIRE_GPU();
+  for (const char* dtype : {"f64", "f32"})
+    for (int64_t n : {1, 8, 33, 96, 97})
+      for (int64_t cols : {1, 3}) {
+        std::string text = fmt::format(R"(
+graph @spd(%x: {0}[16,{1},{2}], %b: {0}[16,{1},{3}]) {{
+  %g = matmul %x, %x {{transpose_b}}
+  %e = eye : {0}[16,{1},{1}]
+  %h = full {{value=0.5}} : {0}[16,{1},{1}]
+  %r = mul %e, %h
+  %s = add %g, %r
+  %z = solve %s, %b
+  return %z
+}})",
+                                       dtype, n, 2 * n, cols);
+        expectSameAsCpu(*ir::parseGraph(text), 11 + n + cols, "");
+      }
+}
+
 TEST(CudaBackend, OutOfMemoryIsAClearErrorAndTheBackendGoesOn) {
   GRAPHC_REQUIRE_GPU();
   // A 400000 x 400000 f64 intermediate: 1.28 TB.

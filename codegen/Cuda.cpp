@@ -5,7 +5,9 @@
 // printed from the flat index of a point: unit axes are dropped, neighbouring axes
 // that stay contiguous in the input are merged, and each remaining axis becomes
 // `(i / inner % extent) * stride`. In a reduction the point is (segment s, position
-// j): the part of an offset that depends on s is computed once per segment.
+// j): the part of an offset that depends on s is computed once per segment. A
+// computed source (a Source instruction: full, eye, iota) is an expression of the
+// flat index its strides give, printed the same way as a load's offset.
 //
 // A reduction kernel walks each segment once per stage (Kernel::stages): stage k's
 // pass evaluates only the domain instructions its reductions read, which may read
@@ -19,6 +21,8 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <fmt/format.h>
 #include <functional>
 
@@ -245,11 +249,17 @@ public:
   CudaKernel emit(llvm::StringRef name);
 
 private:
-  /// How a body reads load instruction i (an expression).
+  /// How a body reads load instruction i, or the flat index of instruction i (a load
+  /// or a Source of an index): an expression.
   using LoadFn = std::function<std::string(int)>;
 
   std::string compute(int i);
-  void body(Code& c, codegen::Space space, const std::vector<bool>& needed, const LoadFn& load);
+  /// Lines defining `vi` for Source instruction i; `index` gives its flat index.
+  void source(Code& c, int i, const LoadFn& index);
+  /// The instructions of `space` that `needed` marks; `load` reads loads, `index`
+  /// gives the flat index of index-reading sources.
+  void body(Code& c, codegen::Space space, const std::vector<bool>& needed, const LoadFn& load,
+            const LoadFn& index);
   /// A parameter of the kernel: "const float* __restrict__ in0".
   struct Param {
     std::string type, name;
@@ -269,6 +279,14 @@ private:
   Accumulator accumulator(int reduce);
   bool isIdentity(const Inst& load) const {
     return load.strides == denseStrides(k_.shape(load.space));
+  }
+  /// True for a Source instruction whose value depends on the point.
+  static bool readsIndex(const Inst& inst) {
+    return inst.kind == Inst::Kind::Source && SourceIndex::of(*inst.node).readsIndex();
+  }
+  /// `in<input>[index(i)]` for load i.
+  LoadFn loadAt(LoadFn index) const {
+    return [this, index](int i) { return fmt::format("in{}[{}]", k_.insts[i].input, index(i)); };
   }
 
   const Kernel& k_;
@@ -434,7 +452,40 @@ std::string Emitter::compute(int i) {
   }
 }
 
-void Emitter::body(Code& c, Space space, const std::vector<bool>& needed, const LoadFn& load) {
+/// A C++ literal of double `v`, exact (non-finite values by their bits).
+std::string doubleLiteral(double v) {
+  if (!std::isfinite(v))
+    return fmt::format("__longlong_as_double(0x{:016x}ULL)", std::bit_cast<uint64_t>(v));
+  std::string s = fmt::format("{}", v); // the shortest text that reads back as v
+  return s.find_first_of(".e") == std::string::npos ? s + ".0" : s;
+}
+
+void Emitter::source(Code& c, int i, const LoadFn& index) {
+  const Inst& inst = k_.insts[i];
+  SourceIndex src = SourceIndex::of(*inst.node);
+  const char* T = ctype(inst.dtype);
+  std::string value = fmt::format("({}){}", T, doubleLiteral(src.value));
+  if (!src.readsIndex())
+    return c.line("const {} v{} = {};", T, i, value);
+  // coord(f, x) = f / x.inner % x.extent, without the modulo on the outermost axis.
+  int64_t numel = inst.node->type().numel();
+  auto coord = [&](SourceIndex::Axis x) {
+    std::string e = fmt::format("f{}", i);
+    if (x.inner != 1)
+      e += fmt::format(" / {}", x.inner);
+    if (x.inner * x.extent < numel)
+      e += fmt::format(" % {}", x.extent);
+    return e;
+  };
+  c.line("const idx f{} = {};", i, index(i));
+  if (src.form == SourceIndex::Diagonal)
+    c.line("const {} v{} = {} == {} ? {} : ({})0;", T, i, coord(src.a), coord(src.b), value, T);
+  else
+    c.line("const {} v{} = ({})({});", T, i, T, coord(src.a));
+}
+
+void Emitter::body(Code& c, Space space, const std::vector<bool>& needed, const LoadFn& load,
+                   const LoadFn& index) {
   for (size_t i = 0; i < k_.insts.size(); ++i) {
     const Inst& inst = k_.insts[i];
     if (inst.space != space || !needed[i])
@@ -449,6 +500,9 @@ void Emitter::body(Code& c, Space space, const std::vector<bool>& needed, const 
       break;
     case Inst::Kind::Segment:
       c.line("const {} v{} = v{};", T, i, inst.args[0]);
+      break;
+    case Inst::Kind::Source:
+      source(c, static_cast<int>(i), index);
       break;
     case Inst::Kind::Reduce: // defined when the segment's reduction finishes
       break;
@@ -535,10 +589,10 @@ void Emitter::elementwise(Code& c, CudaKernel& ck) {
 
   Code inner;
   inner.depth = 2;
-  body(inner, Space::Domain, needed, [&](int i) {
-    const Inst& load = k_.insts[i];
-    return fmt::format("in{}[{}]", load.input, affine("p", k_.domain, load.strides));
-  });
+  auto at = [&](llvm::StringRef point) {
+    return [this, point](int i) { return affine(point, k_.domain, k_.insts[i].strides); };
+  };
+  body(inner, Space::Domain, needed, loadAt(at("p")), at("p"));
   for (size_t o = 0; o < k_.outputs.size(); ++o)
     inner.line("out{}[p] = v{};", o, k_.outputs[o].inst);
 
@@ -566,7 +620,13 @@ void Emitter::elementwise(Code& c, CudaKernel& ck) {
       c.line("{} o{};", vec(k_.insts[k_.outputs[o].inst].dtype), o);
     c.line("#pragma unroll");
     c.open(fmt::format("for (int u = 0; u < {}; ++u)", width));
-    body(c, Space::Domain, needed, [&](int i) { return fmt::format("l{}.x[u]", i); });
+    for (size_t i = 0; i < k_.insts.size(); ++i)
+      if (needed[i] && readsIndex(k_.insts[i])) {
+        c.line("const idx pu = q * {} + u;", width);
+        break;
+      }
+    auto lane = [](int i) { return fmt::format("l{}.x[u]", i); };
+    body(c, Space::Domain, needed, lane, at("pu"));
     for (size_t o = 0; o < k_.outputs.size(); ++o)
       c.line("o{}.x[u] = v{};", o, k_.outputs[o].inst);
     c.close();
@@ -704,7 +764,8 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
   std::vector<std::string> base(k_.insts.size(), "0");
   for (size_t i = 0; i < k_.insts.size(); ++i) {
     const Inst& inst = k_.insts[i];
-    if (inst.kind != Inst::Kind::Load || inst.space != Space::Domain || isIdentity(inst))
+    if ((inst.kind != Inst::Kind::Load && !readsIndex(inst)) || inst.space != Space::Domain ||
+        isIdentity(inst))
       continue;
     std::string offset = affine("s", keptExtents, pick(inst.strides, k_.reduceAxes, true));
     if (offset != "0") {
@@ -712,23 +773,22 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
       c.line("const idx b{} = {};", i, offset);
     }
   }
-  auto domainLoad = [&](int i) {
-    const Inst& load = k_.insts[i];
-    if (isIdentity(load))
-      return fmt::format("in{}[p]", load.input);
-    return fmt::format(
-        "in{}[{}]", load.input,
-        plus(base[i], affine("j", reducedExtents, pick(load.strides, k_.reduceAxes, false))));
+  LoadFn domainIndex = [&](int i) {
+    const Inst& inst = k_.insts[i];
+    if (isIdentity(inst))
+      return std::string("p");
+    return plus(base[i], affine("j", reducedExtents, pick(inst.strides, k_.reduceAxes, false)));
   };
   auto segmentLoop = [&](const std::vector<bool>& needed, bool writes) {
     c.open(fmt::format("for (idx j = {}; j < L; j += {})", laneStart, laneStride));
     bool usesP = writes;
     for (size_t i = 0; i < k_.insts.size(); ++i)
-      usesP = usesP || (needed[i] && k_.insts[i].kind == Inst::Kind::Load &&
-                        k_.insts[i].space == Space::Domain && isIdentity(k_.insts[i]));
+      usesP = usesP ||
+              (needed[i] && (k_.insts[i].kind == Inst::Kind::Load || readsIndex(k_.insts[i])) &&
+               k_.insts[i].space == Space::Domain && isIdentity(k_.insts[i]));
     if (usesP)
       c.line("const idx p = {};", p);
-    body(c, Space::Domain, needed, domainLoad);
+    body(c, Space::Domain, needed, loadAt(domainIndex), domainIndex);
   };
 
   // Per stage, a pass over the segment: each lane accumulates its points in
@@ -757,10 +817,8 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
     std::vector<bool> ofStage(k_.insts.size(), false);
     for (size_t i = 0; i < k_.insts.size(); ++i)
       ofStage[i] = k_.insts[i].stage == stage || (stage == 1 && k_.insts[i].stage == 0);
-    body(c, Space::Reduced, ofStage, [&](int i) {
-      const Inst& load = k_.insts[i];
-      return fmt::format("in{}[{}]", load.input, affine("s", k_.reducedShape, load.strides));
-    });
+    LoadFn reducedIndex = [&](int i) { return affine("s", k_.reducedShape, k_.insts[i].strides); };
+    body(c, Space::Reduced, ofStage, loadAt(reducedIndex), reducedIndex);
   }
 
   // Pass 2: the domain outputs.

@@ -5,12 +5,14 @@
 // per axis of the value, the space axis it follows (or none: index 0), which
 // broadcasts need; or the value's flat index as an affine function of the space
 // point, which a reshape that regroups axes produces. Instructions are memoized by
-// (value, space, map), so a value read the same way twice is computed once.
+// (value, space, map), so a value read the same way twice is computed once (a full,
+// whatever the map: once per space).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Kernel.h"
 
 #include "ir/Printer.h"
+#include "support/Error.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -119,8 +121,12 @@ private:
   }
 
   int emit(Value v, Space space, const Map& m) {
-    auto key = std::make_tuple(v.node, v.index, space, m.flat, std::vector<int64_t>(m.axes.begin(), m.axes.end()),
-                               std::vector<int64_t>(m.strides.begin(), m.strides.end()));
+    bool uniform = isMember(v.node) && passes::fusionRole(*v.node) == passes::FusionRole::Source &&
+                   !SourceIndex::of(*v.node).readsIndex();
+    Map keyMap = uniform ? Map{} : m;
+    auto key = std::make_tuple(v.node, v.index, space, keyMap.flat,
+                               std::vector<int64_t>(keyMap.axes.begin(), keyMap.axes.end()),
+                               std::vector<int64_t>(keyMap.strides.begin(), keyMap.strides.end()));
     if (auto it = memo_.find(key); it != memo_.end())
       return it->second;
     int id = emitNew(v, space, m);
@@ -151,6 +157,14 @@ private:
       return emit(n.operand(0), space, relabel(n, m, space));
     case passes::FusionRole::Reduction:
       return emitReduction(v, space, m);
+    case passes::FusionRole::Source: {
+      if (!passes::computedSource(n))
+        throw Unsupported{fmt::format("{} is read, not computed", ir::opName(n.op()))};
+      Inst src{Inst::Kind::Source, space, v.type().dtype, &n};
+      if (SourceIndex::of(n).readsIndex())
+        src.strides = toFlat(m, shape, space).strides;
+      return add(std::move(src));
+    }
     default:
       throw Unsupported{fmt::format("{} cannot be part of a kernel", ir::opName(n.op()))};
     }
@@ -233,6 +247,36 @@ Space outputSpace(const Kernel& k, Value v) {
 }
 
 } // namespace
+
+SourceIndex SourceIndex::of(const Node& n) {
+  const ir::Shape& shape = n.type().shape;
+  // An axis of `shape`; extents of 0 become 1 (a source without elements is never read).
+  auto axis = [&](size_t a) {
+    return Axis{ir::numElements(llvm::ArrayRef<int64_t>(shape).drop_front(a + 1)),
+                std::max<int64_t>(shape[a], 1)};
+  };
+  SourceIndex s;
+  switch (n.op()) {
+  case Op::Full:
+    s.value = n.attrs().getFloat("value");
+    break;
+  case Op::Constant:
+    s.value = n.attrs().getFloats("value").front();
+    break;
+  case Op::Eye:
+    s.form = Diagonal;
+    s.a = axis(shape.size() - 2);
+    s.b = axis(shape.size() - 1);
+    break;
+  case Op::Iota:
+    s.form = Coordinate;
+    s.a = axis(static_cast<size_t>(n.attrs().getInt("axis")));
+    break;
+  default:
+    throw Error(fmt::format("{} is not a computed source", ir::opName(n.op()).str()));
+  }
+  return s;
+}
 
 ir::Shape denseStrides(llvm::ArrayRef<int64_t> shape) {
   ir::Shape strides(shape.size(), 1);
@@ -324,6 +368,14 @@ std::string printKernel(const Kernel& k) {
       break;
     case Inst::Kind::Segment:
       what = "segment " + args;
+      break;
+    case Inst::Kind::Source:
+      what =
+          fmt::format("{}{} {}", ir::opName(inst.node->op()),
+                      inst.node->attrs().empty() ? "" : " " + ir::attrsString(inst.node->attrs()),
+                      inst.node->type().str());
+      if (SourceIndex::of(*inst.node).readsIndex())
+        what += " " + ir::shapeString(inst.strides);
       break;
     }
     out += fmt::format("  %{} = {} : {}{}\n", i, what, ir::dtypeName(inst.dtype),

@@ -17,6 +17,13 @@
 // element `sum_k p[k] * strides[k]` of its dense input. A reduced value used back in
 // the domain (`x - mean`) is read at the current segment (a Segment instruction).
 //
+// Computed sources. A full, eye, iota or one-element constant among the nodes is
+// not read from memory: a Source instruction computes it from the same index map a
+// load would use (its flat index f = sum_k p[k] * strides[k]), whatever broadcasts,
+// reshapes or batch axes lie between it and the point: an eye of shape [..., m, n]
+// is 1 where f / n % m == f % n, an iota along axis a is f / inner_a % extent_a, a
+// full is its value everywhere (see SourceIndex).
+//
 //   %s = sum(%x) {axes=[1], keepdims}      kernel: domain f32[8,4], reduced f32[8,1]
 //   %d = sub(%x, broadcast_to(%s))           %0 = load in0 [4, 1]        (domain)
 //                                            %1 = reduce sum %0          (reduced)
@@ -50,16 +57,34 @@ struct Inst {
     Compute, ///< elementwise `node`'s op applied to `args`
     Reduce,  ///< reduction `node` of domain value args[0] over the current segment
     Segment, ///< reduced value args[0] at the current segment, read in the domain
+    Source,  ///< source `node` computed at flat index sum p[k] * strides[k] of it
   } kind;
   Space space = Space::Domain;
   ir::DType dtype = ir::DType::F64; ///< the result's element type
-  const ir::Node* node = nullptr; ///< Compute, Reduce: the node (op, attributes, location)
+  const ir::Node* node = nullptr;   ///< Compute, Reduce, Source: the node
   std::vector<int> args;        ///< earlier instructions
   int input = -1;               ///< Load: position in Kernel::inputs
-  ir::Shape strides;            ///< Load: one per axis of the space
+  ir::Shape strides;            ///< Load, Source of an index: one per axis of the space
   /// The reduction stage the value waits for: 0 for values of the inputs alone; a
   /// Reduce is one stage after its operand; others take their operands' highest.
   int stage = 0;
+};
+
+/// How the value of a computed source follows its flat index f: `value` where
+/// coord(f, a) == coord(f, b), else 0 (eye), or coord(f, a) (iota), or `value`
+/// everywhere (full, a one-element constant), with coord(f, x) = f / x.inner % x.extent.
+struct SourceIndex {
+  enum Form : uint8_t { Uniform, Diagonal, Coordinate } form = Uniform;
+  struct Axis {
+    int64_t inner = 1, extent = 1;
+  };
+  Axis a, b;
+  double value = 1; ///< Uniform, Diagonal: the value (the diagonal's 1)
+
+  /// The form of source `n` (passes::computedSource(n) must hold).
+  static SourceIndex of(const ir::Node& n);
+  /// True when the value depends on the index.
+  bool readsIndex() const { return form != Uniform; }
 };
 
 /// A value the kernel writes: element p of its space at flat position p.
@@ -99,6 +124,7 @@ struct Kernel {
 
 /// Lowers the kernel group of `nodes` (in topological order, as a lowered program's
 /// kernel step holds them) with `outputs` (the values it writes), or says why not.
+/// Sources among `nodes` become Source instructions; sources that are not are loads.
 std::variant<Kernel, std::string> buildKernel(const std::vector<const ir::Node*>& nodes,
                                               const std::vector<ir::Value>& outputs);
 

@@ -186,6 +186,19 @@ FusionRole fusionRole(const Node& n) {
   }
 }
 
+bool computedSource(const Node& n) {
+  switch (n.op()) {
+  case Op::Full:
+  case Op::Eye:
+  case Op::Iota:
+    return true;
+  case Op::Constant:
+    return n.type().numel() == 1;
+  default:
+    return false;
+  }
+}
+
 std::vector<ir::Value> groupInputs(const FusionGroup& group) {
   std::vector<ir::Value> inputs;
   for (const Node* n : group.nodes)

@@ -21,7 +21,9 @@
 //  - Every value the group writes (a group output) has the domain's or the reduced
 //    shape's element count, so no output is written redundantly.
 //  - Sources (parameters, constants, full, iota, eye) and library ops (Linalg) are in
-//    no group; the groups and library calls form an acyclic graph.
+//    no group; the groups and library calls form an acyclic graph. A kernel computes
+//    the sources of computedSource() at each point instead of reading them: the
+//    lowered program (passes/Program.h) adds those a group reads to its kernel step.
 //
 // Legality (canFuse), policy (a FusionPolicy scoring legal options) and the
 // transform (partitionForFusion) are kept apart; printWithFusion shows the result.
@@ -52,6 +54,11 @@ enum class FusionRole {
 
 /// The role of `n`.
 FusionRole fusionRole(const ir::Node& n);
+
+/// True for the sources whose value at an index a kernel computes in registers: full,
+/// eye, iota and a one-element constant. The others (parameters, constant arrays)
+/// are read from memory.
+bool computedSource(const ir::Node& n);
 
 /// A legality decision: whether a fusion may happen and, if not, why.
 struct FusionDecision {

@@ -18,7 +18,22 @@ namespace {
 using ir::Node;
 using ir::Value;
 
-/// Steps from the schedule; `stepOf` gets the step of every node a step runs.
+/// The members of `group` and, unless it is a lone data-movement node, the sources
+/// of computedSource() they read, in node order: the kernel computes those.
+std::vector<const Node*> withComputedSources(const FusionGroup& group) {
+  std::vector<const Node*> nodes = group.nodes;
+  if (nodes.size() == 1 && fusionRole(*nodes.front()) == FusionRole::Alone)
+    return nodes;
+  for (Value v : groupInputs(group))
+    if (computedSource(*v.node))
+      nodes.push_back(v.node);
+  std::sort(nodes.begin(), nodes.end(),
+            [](const Node* a, const Node* b) { return a->id() < b->id(); });
+  return nodes;
+}
+
+/// Steps from the schedule; `stepOf` gets the step of every node a step runs
+/// (computed sources aside: each kernel reading one computes its own).
 std::vector<Step> buildSteps(const FusionPartition& partition, std::vector<int>& stepOf) {
   std::vector<Step> steps;
   for (const ScheduleEntry& e : partition.schedule) {
@@ -28,11 +43,12 @@ std::vector<Step> buildSteps(const FusionPartition& partition, std::vector<int>&
       s.nodes = {e.library};
       s.inputs.assign(e.library->operands().begin(), e.library->operands().end());
     } else {
-      s.nodes = partition.groups[e.group].nodes;
-      s.inputs = groupInputs(partition.groups[e.group]);
+      s.nodes = withComputedSources(partition.groups[e.group]);
+      s.inputs = groupInputs(FusionGroup{s.nodes, {}, {}});
     }
     for (const Node* n : s.nodes)
-      stepOf[n->id()] = static_cast<int>(steps.size());
+      if (n->kind() != ir::OpKind::Source)
+        stepOf[n->id()] = static_cast<int>(steps.size());
     steps.push_back(std::move(s));
   }
   return steps;

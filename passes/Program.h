@@ -3,9 +3,12 @@
 // After fusion a graph becomes a Program: a list of steps in execution order, each
 // a fused kernel (a fusion group: its member nodes, the values it reads and writes)
 // or a library call (one Linalg node, named after its op for now: matmul, cholesky,
-// triangular_solve, ...). Parameters are the caller's buffers, the other sources are
-// constants materialized once, and every value a step writes lives in a buffer slot
-// that the memory planner (passes/MemoryPlan.h) assigns.
+// triangular_solve, ...). Parameters are the caller's buffers; a kernel step holds
+// the full, eye, iota and scalar constant sources its group reads among its nodes and
+// computes them at each point (passes::computedSource); the other sources, and those
+// a library call, a lone data-movement step or the caller reads, are constants
+// materialized once. Every value a step writes lives in a buffer slot that the memory
+// planner (passes/MemoryPlan.h) assigns.
 //
 // A backend walks `steps` in order; each step names its nodes (to generate or call),
 // its inputs and outputs, and where each of them lives (storage()). The program
@@ -39,7 +42,8 @@ struct Storage {
 /// One step of a program.
 struct Step {
   enum class Kind { Kernel, Library } kind = Kind::Kernel;
-  /// Members in topological order; a library call has one.
+  /// Members in topological order; a library call has one. A kernel step's members
+  /// include the sources it computes (passes::computedSource).
   std::vector<const ir::Node*> nodes;
   /// The values the step reads that other steps, parameters or constants produce:
   /// a kernel's each once, a library call's operands in order.
@@ -81,7 +85,8 @@ public:
   Program(const ir::Graph& g, const FusionPartition& partition);
 
   const ir::Graph& graph() const { return *graph_; }
-  /// Non-parameter sources the steps read, materialized once before the first step.
+  /// Non-parameter sources the steps read as inputs or the graph returns (not those
+  /// only kernels compute), materialized once before the first step.
   const std::vector<const ir::Node*>& constants() const { return constants_; }
   std::vector<Step>& steps() { return steps_; }
   const std::vector<Step>& steps() const { return steps_; }

@@ -19,14 +19,6 @@ using ir::Op;
 
 template <typename T> constexpr bool kIsFloat = std::is_floating_point_v<T>;
 
-/// Converts a double attribute value to T (nonzero -> true for bool).
-template <typename T> T fromDouble(double v) {
-  if constexpr (std::is_same_v<T, bool>)
-    return v != 0.0;
-  else
-    return static_cast<T>(v);
-}
-
 //===--- Sources ----------------------------------------------------------===//
 
 Array constant(const Step& s) {

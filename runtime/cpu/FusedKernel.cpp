@@ -71,6 +71,35 @@ void gather(const void* src, const int64_t* index, int64_t n, int64_t size, void
     typed(uint8_t{});
 }
 
+/// out[e] = the value of computed source `inst` at the `n` points of `shape` from
+/// flat `start` (its flat indices go through `offsets`).
+void computeSource(const Inst& inst, llvm::ArrayRef<int64_t> shape, int64_t start, int64_t n,
+                   int64_t* offsets, void* out) {
+  using codegen::SourceIndex;
+  SourceIndex src = SourceIndex::of(*inst.node);
+  if (src.readsIndex())
+    affineOffsets(shape, inst.strides, start, n, offsets);
+  auto coord = [](int64_t f, SourceIndex::Axis x) { return f / x.inner % x.extent; };
+  visitDType(inst.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = static_cast<T*>(out);
+    T value = fromDouble<T>(src.value);
+    switch (src.form) {
+    case SourceIndex::Uniform:
+      std::fill(o, o + n, value);
+      break;
+    case SourceIndex::Diagonal:
+      for (int64_t e = 0; e < n; ++e)
+        o[e] = coord(offsets[e], src.a) == coord(offsets[e], src.b) ? value : T(0);
+      break;
+    case SourceIndex::Coordinate:
+      for (int64_t e = 0; e < n; ++e)
+        o[e] = static_cast<T>(coord(offsets[e], src.a));
+      break;
+    }
+  });
+}
+
 /// Points below which a kernel runs on the calling thread alone.
 constexpr int64_t kParallelPoints = int64_t{1} << 18;
 
@@ -203,6 +232,9 @@ void FusedKernel::evaluate(Scratch& sc, Space space, const std::vector<bool>& ne
       applyElementwise(steps_[i], operandType, args, out, n);
       break;
     }
+    case Inst::Kind::Source:
+      computeSource(inst, shape, start, n, sc.offsets.data(), out);
+      break;
     case Inst::Kind::Reduce: // finishReductions filled the chunk's values
       break;
     case Inst::Kind::Segment:

@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 
 namespace graphc {
 namespace {
@@ -38,6 +39,26 @@ std::pair<int, int> kernelSteps(const ir::Graph& g) {
     (ok ? built : fallback)++;
   }
   return {built, fallback};
+}
+
+/// Per op, the Source instructions (computed full, eye, iota, constant) of the
+/// kernels of g's lowered program; a kernel step's source that became a load counts
+/// under Op::Parameter.
+std::map<ir::Op, int> computedSources(const ir::Graph& g) {
+  passes::Program p = passes::lowerToProgram(g);
+  std::map<ir::Op, int> count;
+  for (const passes::Step& s : p.steps()) {
+    auto built = codegen::buildKernel(s.nodes, s.outputs);
+    if (auto* k = std::get_if<codegen::Kernel>(&built))
+      for (const codegen::Inst& inst : k->insts) {
+        if (inst.kind == codegen::Inst::Kind::Source)
+          ++count[inst.node->op()];
+        if (inst.kind == codegen::Inst::Kind::Load &&
+            passes::computedSource(*k->inputs[inst.input].node))
+          ++count[ir::Op::Parameter];
+      }
+  }
+  return count;
 }
 
 /// Runs `g` on both backends (after `passes`) and expects identical outputs, or the
@@ -265,16 +286,101 @@ graph @regroup(%v: f64[3], %y: f64[6]) {
 TEST(FusedExecution, RandomGraphs) {
   testing::RandomGraphOptions options;
   options.numNodes = 14;
-  options.ops = {ir::Op::Add,     ir::Op::Sub,       ir::Op::Mul,      ir::Op::Div,
-                 ir::Op::Neg,     ir::Op::Exp,       ir::Op::Tanh,     ir::Op::Sigmoid,
-                 ir::Op::Maximum, ir::Op::Select,    ir::Op::Lt,       ir::Op::Cast,
-                 ir::Op::Full,    ir::Op::Iota,      ir::Op::BroadcastTo, ir::Op::Reshape,
-                 ir::Op::Transpose, ir::Op::Sum,     ir::Op::Mean,     ir::Op::Max,
-                 ir::Op::Argmin,  ir::Op::Prod,      ir::Op::Matmul,   ir::Op::Slice};
+  options.ops = {ir::Op::Add,       ir::Op::Sub,     ir::Op::Mul,         ir::Op::Div,
+                 ir::Op::Neg,       ir::Op::Exp,     ir::Op::Tanh,        ir::Op::Sigmoid,
+                 ir::Op::Maximum,   ir::Op::Select,  ir::Op::Lt,          ir::Op::Cast,
+                 ir::Op::Full,      ir::Op::Iota,    ir::Op::BroadcastTo, ir::Op::Reshape,
+                 ir::Op::Transpose, ir::Op::Sum,     ir::Op::Mean,        ir::Op::Max,
+                 ir::Op::Argmin,    ir::Op::Prod,    ir::Op::Matmul,      ir::Op::Slice,
+                 ir::Op::Eye,       ir::Op::Constant};
   testing::RandomGraphGenerator gen(2026, options);
+  std::map<ir::Op, int> computed;
   for (int i = 0; i < 300; ++i) {
     std::unique_ptr<ir::Graph> g = gen.generate("random" + std::to_string(i));
     expectSameAsUnfused(*g, 1000 + i);
+    for (auto [op, n] : computedSources(*g))
+      computed[op] += n;
+  }
+  // Fused kernels computed every kind of source, and loaded none of them.
+  for (ir::Op op : {ir::Op::Full, ir::Op::Eye, ir::Op::Iota, ir::Op::Constant})
+    EXPECT_GE(computed[op], 10) << ir::opName(op).str();
+  EXPECT_EQ(computed[ir::Op::Parameter], 0);
+}
+
+/// Sources computed inside fused kernels at their index, seen through broadcasts,
+/// reshapes that keep or regroup axes, batch axes, reductions (domain and reduced
+/// space) and casts, in f64, f32 and integers: the same numbers as the materialized
+/// arrays of cpu-unfused, and no constant left in the program.
+TEST(FusedExecution, ComputedSourcesMatchMaterializedOnes) {
+  const char* text = R"(
+graph @shifted_gram(%g: f64[5,7,7]) {
+  %k = full {value=14.0} : f64[5,7,7]
+  %c = div %g, %k
+  %eye = eye : f64[5,7,7]
+  %tenth = full {value=0.1} : f64[5,7,7]
+  %r = mul %tenth, %eye
+  %s = add %c, %r
+  return %s
+}
+graph @rectangular_eye(%x: f32[3,4,6]) {
+  %e = eye : f32[4,6]
+  %b = broadcast_to %e {shape=[3,4,6]}
+  %y = mul %x, %b
+  %w = eye : f32[3,4,6]
+  %z = sub %y, %w
+  return %z
+}
+graph @views(%x: f64[16], %y: f64[2,8], %v: f64[6,4,5]) {
+  %e = eye : f64[4,4]
+  %ef = reshape %e {shape=[16]}
+  %a = add %x, %ef
+  %er = reshape %e {shape=[2,8]}
+  %b = mul %y, %er
+  %i = iota {axis=1} : f64[4,5]
+  %ir = reshape %i {shape=[1,4,5]}
+  %ib = broadcast_to %ir {shape=[6,4,5]}
+  %j = iota {axis=0} : f64[6,1,1]
+  %jb = broadcast_to %j {shape=[6,4,5]}
+  %k = mul %ib, %jb
+  %c = add %v, %k
+  return %a, %b, %c
+}
+graph @reductions(%x: f64[6,9]) {
+  %e = eye : f64[6,9]
+  %xe = mul %x, %e
+  %d = sum %xe {axes=[1]}
+  %i = iota {axis=0} : f64[6]
+  %di = add %d, %i
+  %c = iota {axis=0} : f64[6,9]
+  %xc = mul %x, %c
+  %m = max %xc {axes=[0], keepdims}
+  %mb = broadcast_to %m {shape=[6,9]}
+  %r = iota {axis=1} : f64[6,9]
+  %t = sub %mb, %r
+  return %di, %t
+}
+graph @integers(%x: i32[5,6], %p: f64[5,6]) {
+  %i = iota {axis=1} : i32[5,6]
+  %e = eye : i64[5,6]
+  %ec = cast %e {dtype=i32}
+  %s = add %i, %ec
+  %y = mul %x, %s
+  %h = full {value=2.75} : i32[5,6]
+  %z = add %y, %h
+  %one = constant {value=[-1.5]} : f64[1]
+  %ob = broadcast_to %one {shape=[5,6]}
+  %on = full {value=1.0} : bool[5,6]
+  %q = select %on, %ob, %p
+  return %z, %q
+}
+)";
+  for (auto& g : testing::graphsOf(text, "sources.gir")) {
+    expectSameAsUnfused(*g, 41);
+    EXPECT_TRUE(passes::lowerToProgram(*g).constants().empty()) << "@" << g->name();
+    std::map<ir::Op, int> computed = computedSources(*g);
+    EXPECT_GE(computed[ir::Op::Full] + computed[ir::Op::Eye] + computed[ir::Op::Iota], 2)
+        << "@" << g->name();
+    EXPECT_EQ(computed[ir::Op::Parameter], 0) << "@" << g->name();
   }
 }
 

@@ -47,21 +47,41 @@ TEST(Program, EnkfPlanReusesSlotsAndUpdatesXiInPlace) {
   for (const Step& s : p.steps())
     for (ir::Value v : s.inputs)
       EXPECT_NE(p.storage(v).kind, Storage::None);
+  // Its fulls and eye are read by kernels alone, which compute them.
+  EXPECT_TRUE(p.constants().empty());
+  EXPECT_EQ(p.stats().constantBytes, 0);
+  EXPECT_NE(text.find("fused[full, div, eye, full, mul, add]"), std::string::npos);
+}
+
+/// True when `s` is a kernel step that is not a lone data-movement node.
+bool isFusedKernel(const Step& s) {
+  return s.kind == Step::Kind::Kernel && fusionRole(*s.nodes.back()) != FusionRole::Alone;
 }
 
 /// Checks that `p` runs every live node once, in an order where each step reads
-/// only parameters, constants and earlier outputs, and that no slot holds two
-/// values at once (a value may hand its slot to an output of its last reader).
+/// only parameters, constants and earlier outputs, that fused kernels compute the
+/// full/eye/iota sources they use (and read no such constant), and that no slot
+/// holds two values at once (a value may hand its slot to an output of its last
+/// reader).
 void checkInvariants(const ir::Graph& g, const Program& p) {
   std::vector<int> stepOf(g.nodes().size(), -1);
   std::map<std::pair<unsigned, unsigned>, int> lastRead; // by node id, result index
   auto key = [](ir::Value v) { return std::make_pair(v.node->id(), v.index); };
   std::vector<bool> live = liveNodes(g);
-  for (size_t i = 0; i < p.steps().size(); ++i)
-    for (const ir::Node* n : p.steps()[i].nodes) {
+  for (size_t i = 0; i < p.steps().size(); ++i) {
+    const Step& s = p.steps()[i];
+    for (const ir::Node* n : s.nodes) {
+      if (n->kind() == ir::OpKind::Source) { // each kernel reading it computes its own
+        EXPECT_TRUE(computedSource(*n) && isFusedKernel(s)) << "a source run by " << s.name();
+        continue;
+      }
       EXPECT_EQ(stepOf[n->id()], -1) << "a node in two steps";
       stepOf[n->id()] = static_cast<int>(i);
     }
+    for (ir::Value v : s.inputs)
+      EXPECT_FALSE(computedSource(*v.node) && isFusedKernel(s))
+          << s.name() << " reads a source it could compute";
+  }
   for (const ir::Node* n : g.nodes())
     if (live[n->id()] && n->kind() != ir::OpKind::Source) {
       EXPECT_GE(stepOf[n->id()], 0) << "a live node in no step";

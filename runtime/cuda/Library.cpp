@@ -122,8 +122,8 @@ template <typename T> __global__ void permutation(i64 batch, i64 n, const int* i
 }
 
 // det (or log|det|) from column-major LU factors and pivots, in double. A zero
-// pivot makes det 0 and logdet -inf whatever follows it: LAPACK leaves the factors
-// after a zero pivot finite, a batched getrf need not.
+// pivot makes det 0 and logdet -inf whatever follows it: getrfBatched's factors
+// after a zero pivot are not LAPACK's (see refactorSingular).
 template <typename T>
 __global__ void luDeterminant(i64 batch, i64 n, const T* lu, const int* ipiv, T* out, int logAbs) {
   FOR_EACH(b, batch) {
@@ -136,6 +136,45 @@ __global__ void luDeterminant(i64 batch, i64 n, const T* lu, const int* ipiv, T*
         break;
     }
     out[b] = T(logAbs ? logdet : det);
+  }
+}
+
+// LAPACK's unblocked LU (getf2: the first largest pivot; at a zero pivot no swap
+// and no scaling, and on to the next column) of the row-major n x n items of `a`
+// whose info is nonzero, into column-major `lu` and 1-based `ipiv`. After a zero
+// pivot getrfBatched leaves the later multipliers unscaled (seen on an H200 with
+// CUDA 13.0), and lu must give LAPACK's factors of singular matrices too. One
+// thread per item; items without a zero pivot return at once.
+template <typename T>
+__global__ void refactorSingular(i64 batch, i64 n, const T* a, T* lu, int* ipiv, const int* info) {
+  FOR_EACH(b, batch) {
+    if (info[b] == 0)
+      continue;
+    T* f = lu + b * n * n;
+    int* p = ipiv + b * n;
+    for (i64 t = 0; t < n * n; ++t)
+      f[t / n + t % n * n] = a[b * n * n + t];
+    for (i64 j = 0; j < n; ++j) {
+      i64 piv = j;
+      for (i64 i = j + 1; i < n; ++i)
+        if (fabs(double(f[i + j * n])) > fabs(double(f[piv + j * n])))
+          piv = i;
+      p[j] = int(piv + 1);
+      T pivot = f[piv + j * n];
+      if (pivot != T(0)) {
+        for (i64 c = 0; c < n; ++c) {
+          T swap = f[j + c * n];
+          f[j + c * n] = f[piv + c * n];
+          f[piv + c * n] = swap;
+        }
+        T reciprocal = T(1) / pivot;
+        for (i64 i = j + 1; i < n; ++i)
+          f[i + j * n] *= reciprocal;
+      }
+      for (i64 c = j + 1; c < n; ++c)
+        for (i64 i = j + 1; i < n; ++i)
+          f[i + c * n] -= f[i + j * n] * f[j + c * n];
+    }
   }
 }
 
@@ -208,7 +247,7 @@ extern "C" __global__ void pointerArray(i64 batch, char* base, i64 strideBytes, 
 const char* kFloatKernels[] = {"transpose",     "unpackTriangle",    "zeroTriangle",
                                "mirrorUpper",   "identity",          "permutation",
                                "luDeterminant", "firstZeroDiagonal", "fill",
-                               "eye",           "householderQ"};
+                               "eye",           "householderQ",      "refactorSingular"};
 /// The trace instantiations: element type and accumulator.
 const char* kTraceKernels[] = {"trace<float, double>", "trace<double, double>",
                                "trace<int, unsigned>", "trace<long long, unsigned long long>"};
@@ -298,13 +337,13 @@ constexpr int64_t kBatchedGemmSyrkMaxN = 256;
 /// (getrfBatched, getrsBatched) and QR (geqrfBatched, then the householderQ kernel)
 /// in a few launches for the whole batch; larger or single matrices loop over
 /// cuSOLVER. A cuSOLVER getrf or geqrf of a small matrix is a chain of dependent
-/// launches that leaves the GPU nearly idle, so a loop costs tens of microseconds
-/// per item (4096 items: a few hundred ms) whatever the size. The batched routines
-/// work on one matrix per thread block (in shared memory or registers), which pays
-/// while a matrix is small; from a few hundred rows on, one item has enough work
-/// for cuSOLVER's blocked factorization to fill the GPU, and its gemm-based updates
-/// win. 128 is on the safe side of that crossover (and the size SmallBatched's
-/// kernels stop at).
+/// launches that leaves the GPU nearly idle, so the loop costs tens of microseconds
+/// per item whatever the size (f64 solves on an H200: 4096 x 32 take 335 ms looped,
+/// 0.24 ms batched; 512 x 128 take 163 ms against 0.70 ms). The batched routines
+/// work on one matrix per thread block, which pays while a matrix is small; from a
+/// few hundred rows on, one item has enough work for cuSOLVER's blocked, gemm-based
+/// factorization to fill the GPU. 128 stays on the safe side of that crossover (not
+/// measured above 128; SmallBatched's kernels stop there too).
 constexpr int64_t kBatchedFactorMaxN = 128;
 
 /// True when LU and QR of `m` take the batched routines.
@@ -610,11 +649,13 @@ public:
 
   void lu(const T* a, T* p, T* l, T* u) {
     Matrices m = operand(0);
-    const T* f = factorLu(a, s_.info).factors;
+    T* f = factorLu(a, s_.info).factors;
     if (m.size() == 0)
       return;
+    int *pivots = s_.pivots, *info = s_.info;
+    if (batchedFactors_)
+      launch("refactorSingular", m.batch, {&m.batch, &m.rows, &a, &f, &pivots, &info});
     zero(p, m);
-    int* pivots = s_.pivots;
     launch("permutation", m.batch * m.rows, {&m.batch, &m.rows, &pivots, &p});
     unpackTriangle(m.batch, m.rows, m.cols, f, m.rows, m.size(), l, /*unitLower=*/1);
     unpackTriangle(m.batch, m.rows, m.cols, f, m.rows, m.size(), u, /*unitLower=*/0);

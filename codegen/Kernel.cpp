@@ -121,7 +121,7 @@ private:
   }
 
   int emit(Value v, Space space, const Map& m) {
-    bool uniform = isMember(v.node) && passes::fusionRole(*v.node) == passes::FusionRole::Source &&
+    bool uniform = isMember(v.node) && passes::computedSource(*v.node) &&
                    !SourceIndex::of(*v.node).readsIndex();
     Map keyMap = uniform ? Map{} : m;
     auto key = std::make_tuple(v.node, v.index, space, keyMap.flat,

@@ -4,9 +4,10 @@
 // tests (deterministic source, NVRTC compiles it) and the GPU tests (the kernel
 // computes what the CPU interpreter computes): chains with broadcasts, every
 // elementwise op, casts, integer ops, each reduction over trailing, leading,
-// middle and all axes, layernorm, softmax, sibling reductions; and whole graphs of
-// several reduction stages as one kernel (multiStageCases). Graph texts spell the
-// float type `$T`; kernelCases() fills it in.
+// middle and all axes, layernorm, softmax, sibling reductions, sources computed in
+// kernels (computedSourceCases); and whole graphs of several reduction stages as
+// one kernel (multiStageCases). Graph texts spell the float type `$T`;
+// kernelCases() fills it in.
 //
 // Parameter names choose the random inputs the GPU tests feed (see inputKind).
 //
@@ -46,6 +47,102 @@ inline std::string withType(std::string text, llvm::StringRef dtype) {
   for (size_t at = text.find("$T"); at != std::string::npos; at = text.find("$T", at))
     text.replace(at, 2, dtype.str());
   return text;
+}
+
+/// Graphs whose kernels compute full, eye, iota and scalar constants at their index
+/// (codegen::Inst::Kind::Source): a batched eye (W5's shifted Gram matrices),
+/// rectangular and broadcast eyes, reshapes that keep or regroup axes, iotas along
+/// each axis, sources in a reduction's domain and reduced space, integers and casts.
+inline std::vector<KernelCase> computedSourceCases(llvm::StringRef dtype) {
+  std::vector<KernelCase> cases;
+  auto add = [&](std::string name, const std::string& text) {
+    cases.push_back({std::move(name), withType(text, dtype)});
+  };
+  add("sources_shifted_gram", R"(graph @shifted_gram(%g: $T[5,7,7]) {
+  %k = full {value=14.0} : $T[5,7,7]
+  %c = div %g, %k
+  %eye = eye : $T[5,7,7]
+  %tenth = full {value=0.1} : $T[5,7,7]
+  %r = mul %tenth, %eye
+  %s = add %c, %r
+  return %s
+})");
+  add("sources_rectangular_eye", R"(graph @rectangular_eye(%x: $T[3,4,6]) {
+  %e = eye : $T[4,6]
+  %b = broadcast_to %e {shape=[3,4,6]}
+  %y = mul %x, %b
+  %w = eye : $T[3,4,6]
+  %z = sub %y, %w
+  return %z
+})");
+  add("sources_views", R"(graph @views(%x: $T[16], %y: $T[2,8], %v: $T[6,4,5]) {
+  %e = eye : $T[4,4]
+  %ef = reshape %e {shape=[16]}
+  %a = add %x, %ef
+  %er = reshape %e {shape=[2,8]}
+  %b = mul %y, %er
+  %i = iota {axis=1} : $T[4,5]
+  %ir = reshape %i {shape=[1,4,5]}
+  %ib = broadcast_to %ir {shape=[6,4,5]}
+  %j = iota {axis=0} : $T[6,1,1]
+  %jb = broadcast_to %j {shape=[6,4,5]}
+  %k = mul %ib, %jb
+  %c = add %v, %k
+  return %a, %b, %c
+})");
+  add("sources_reductions", R"(graph @reductions(%x: $T[6,9]) {
+  %e = eye : $T[6,9]
+  %xe = mul %x, %e
+  %d = sum %xe {axes=[1]}
+  %i = iota {axis=0} : $T[6]
+  %di = add %d, %i
+  %c = iota {axis=0} : $T[6,9]
+  %xc = mul %x, %c
+  %m = max %xc {axes=[0], keepdims}
+  %mb = broadcast_to %m {shape=[6,9]}
+  %r = iota {axis=1} : $T[6,9]
+  %t = sub %mb, %r
+  return %di, %t
+})");
+  add("sources_integers", R"(graph @integers(%x: i32[5,6], %p: $T[5,6]) {
+  %i = iota {axis=1} : i32[5,6]
+  %e = eye : i64[5,6]
+  %ec = cast %e {dtype=i32}
+  %s = add %i, %ec
+  %y = mul %x, %s
+  %h = full {value=2.75} : i32[5,6]
+  %z = add %y, %h
+  %one = constant {value=[-1.5]} : $T[1]
+  %ob = broadcast_to %one {shape=[5,6]}
+  %on = full {value=1.0} : bool[5,6]
+  %q = select %on, %ob, %p
+  return %z, %q
+})");
+  add("sources_diagonal_sums", R"(graph @diagonal_sums(%x: $T[64,32,32]) {
+  %e = eye : $T[64,32,32]
+  %xe = mul %x, %e
+  %d = sum %xe {axes=[2]}
+  return %d
+})");
+  add("sources_long_rows", R"(graph @long_rows(%x: $T[3,5000]) {
+  %i = iota {axis=1} : $T[1,5000]
+  %ib = broadcast_to %i {shape=[3,5000]}
+  %r = iota {axis=0} : $T[3,1]
+  %rb = broadcast_to %r {shape=[3,5000]}
+  %w = mul %x, %ib
+  %v = add %w, %rb
+  %s = sum %v {axes=[1]}
+  return %s
+})");
+  add("sources_columns", R"(graph @columns(%x: $T[40,40]) {
+  %e = eye : $T[40,40]
+  %xe = add %x, %e
+  %m = max %xe {axes=[0], keepdims}
+  %mb = broadcast_to %m {shape=[40,40]}
+  %y = sub %mb, %e
+  return %y
+})");
+  return cases;
 }
 
 /// The cases, with floats of type `dtype` ("f32" or "f64").
@@ -265,6 +362,8 @@ inline std::vector<KernelCase> kernelCases(llvm::StringRef dtype) {
   %s = sum %x {axes=[0]}
   return %s
 })");
+  for (KernelCase& c : computedSourceCases(dtype))
+    cases.push_back(std::move(c));
   return cases;
 }
 

@@ -3,8 +3,9 @@
 // Whole programs on the GPU (fused kernels, library calls, host steps, planned
 // slots) against the CPU backend on the same random inputs, f32 and f64: every
 // example graph and fusion/lowering golden case, as written and through the
-// default pipeline. Also: device-resident inputs and outputs, the Cholesky-to-LU
-// fallback on the GPU, solver failures and running out of GPU memory.
+// default pipeline; sources computed inside kernels against cpu-unfused. Also:
+// device-resident inputs and outputs, the Cholesky-to-LU fallback on the GPU,
+// solver failures and running out of GPU memory.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestUtil.h"
@@ -14,6 +15,7 @@
 #include "runtime/cuda/CudaBackend.h"
 #include "support/GraphFiles.h"
 #include "support/Numeric.h"
+#include "tests/codegen/KernelCases.h"
 
 namespace graphc {
 namespace {
@@ -55,6 +57,27 @@ TEST(CudaBackend, ExampleAndGoldenGraphsMatchTheCpu) {
       }
     }
   EXPECT_GE(graphs, 40);
+}
+
+/// Sources the fused kernels compute at their index (a batched eye, iotas, fulls
+/// through broadcasts, reshapes and reductions, and W5 over 64 matrices) against
+/// cpu-unfused, which materializes them: a wrong index gives a wrong diagonal.
+TEST(CudaBackend, ComputedSourcesMatchTheUnfusedCpu) {
+  GRAPHC_REQUIRE_GPU();
+  for (const char* dtype : {"f64", "f32"}) {
+    std::vector<testing::KernelCase> cases = testing::computedSourceCases(dtype);
+    cases.push_back({"w5", bench::batchedSpdGraph(64, 32, dtype)});
+    for (const testing::KernelCase& c : cases) {
+      SCOPED_TRACE(c.name + " " + dtype);
+      std::unique_ptr<ir::Graph> g = ir::parseGraph(c.text, c.name);
+      std::vector<Array> inputs = testing::randomInputs(*g, 5);
+      std::vector<Array> want = compile(*g, getBackend("cpu-unfused"), {"none"})->run(inputs);
+      std::vector<Array> got = compile(*g, getBackend("cuda"), {"none"})->run(inputs);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_LE(testing::relativeDifference(got[i], want[i]), toleranceFor(*g)) << "output " << i;
+    }
+  }
 }
 
 TEST(CudaBackend, DeviceInputsGiveDeviceOutputs) {

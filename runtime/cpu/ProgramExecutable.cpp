@@ -11,12 +11,15 @@
 // their slots, or over a dead input where the plan says so; library calls and lone
 // ops return their own arrays (LAPACK works in place on a copy), which the step
 // binds instead of its slot. A value's array is dropped after its last use.
+// enqueue() hands runs to the executable's own thread (runtime/core/WorkQueue.h)
+// and returns at once; finish() waits for them.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/FusedKernel.h"
 
 #include "passes/MemoryPlan.h"
 #include "passes/Rewrite.h"
+#include "runtime/core/WorkQueue.h"
 
 #include <map>
 #include <optional>
@@ -55,6 +58,21 @@ public:
   llvm::StringRef backendName() const override { return "cpu"; }
 
 protected:
+  /// Queues the run for the executable's own thread: enqueue() returns at once.
+  void enqueueRun(size_t run, llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs,
+                  void* stream) override {
+    if (stream)
+      return Executable::enqueueRun(run, inputs, outputs, stream); // throws
+    deferred_.push(run, [this, in = inputs.vec(), out = outputs.vec()] { executeInto(in, out); });
+  }
+
+  std::optional<RunFailure> finishRuns() override {
+    std::optional<WorkQueue::Failure> f = deferred_.wait();
+    if (!f)
+      return std::nullopt;
+    return RunFailure{f->tag, f->error};
+  }
+
   std::vector<Array> execute(llvm::ArrayRef<Array> inputs) override {
     Run run{{}, {}, std::vector<Arrays>(graph_->nodes().size())};
     for (const Array& a : inputs) // kernels read dense arrays
@@ -166,6 +184,8 @@ private:
   std::vector<Array> constants_;
   std::vector<PreparedStep> steps_;
   std::vector<int> lastUse_; ///< by node id: the last step reading it (steps for outputs)
+  /// Enqueued runs. Declared last: it waits for them before the rest goes.
+  WorkQueue deferred_;
 };
 
 } // namespace

@@ -42,7 +42,7 @@
 
 namespace graphc::cuda {
 
-class HelperKernels; // Library.cpp: the NVRTC-compiled helper kernels
+class HelperKernels; // HelperKernels.h: the NVRTC-compiled helper kernels
 
 /// cuBLAS and cuSOLVER handles bound to one stream, and the device workspace of
 /// the library calls enqueued on it. Not thread-safe; move-less and copy-less.

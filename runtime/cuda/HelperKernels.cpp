@@ -1,0 +1,265 @@
+//===- runtime/cuda/HelperKernels.cpp - The library's helper kernels -----===//
+#include "runtime/cuda/HelperKernels.h"
+
+#include "runtime/cuda/Check.h"
+#include "support/Error.h"
+
+#include <fmt/format.h>
+
+#include <mutex>
+
+namespace graphc::cuda {
+
+namespace {
+
+/// The helper kernels, as one CUDA C++ translation unit. Matrices are row-major
+/// unless a comment says column-major; `batch` items follow each other.
+const char* kHelperSource = R"(
+typedef long long i64;
+#define FOR_EACH(i, n) \
+  for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
+
+// out = the column-major copy of the rows x cols matrix `in` (block 32 x 8).
+template <typename T>
+__global__ void transpose(i64 batch, i64 rows, i64 cols, const T* in, i64 inStride, T* out,
+                          i64 outStride) {
+  __shared__ T tile[32][33];
+  i64 r0 = blockIdx.y * 32ll, c0 = blockIdx.x * 32ll;
+  for (i64 b = blockIdx.z; b < batch; b += gridDim.z) {
+    for (int k = threadIdx.y; k < 32; k += blockDim.y)
+      if (r0 + k < rows && c0 + threadIdx.x < cols)
+        tile[k][threadIdx.x] = in[b * inStride + (r0 + k) * cols + c0 + threadIdx.x];
+    __syncthreads();
+    for (int k = threadIdx.y; k < 32; k += blockDim.y)
+      if (c0 + k < cols && r0 + threadIdx.x < rows)
+        out[b * outStride + (c0 + k) * rows + r0 + threadIdx.x] = tile[threadIdx.x][k];
+    __syncthreads();
+  }
+}
+
+// out (rows x cols) = the upper triangle, or with unitLower the unit lower triangle,
+// of the column-major matrix `in` with leading dimension ld.
+template <typename T>
+__global__ void unpackTriangle(i64 batch, i64 rows, i64 cols, const T* in, i64 ld, i64 inStride,
+                               T* out, int unitLower) {
+  FOR_EACH(t, batch * rows * cols) {
+    i64 j = t % cols, i = t / cols % rows, b = t / (rows * cols);
+    T v = in[b * inStride + i + j * ld];
+    out[t] = unitLower ? (j < i ? v : T(j == i)) : (j >= i ? v : T(0));
+  }
+}
+
+// Zeroes the strict upper (upperPart) or strict lower triangle of each matrix.
+template <typename T>
+__global__ void zeroTriangle(i64 batch, i64 rows, i64 cols, T* a, int upperPart) {
+  FOR_EACH(t, batch * rows * cols) {
+    i64 j = t % cols, i = t / cols % rows;
+    if (upperPart ? j > i : j < i)
+      a[t] = T(0);
+  }
+}
+
+// Copies the upper triangle of each n x n matrix onto its lower triangle.
+template <typename T> __global__ void mirrorUpper(i64 batch, i64 n, T* a) {
+  FOR_EACH(t, batch * n * n) {
+    i64 j = t % n, i = t / n % n;
+    if (i > j)
+      a[t] = a[t - i * n + j * n - j + i]; // a[b, j, i]
+  }
+}
+
+// a = value everywhere (the source op full).
+template <typename T> __global__ void fill(i64 count, double value, T* a) {
+  FOR_EACH(t, count) a[t] = T(value);
+}
+
+// Each rows x cols matrix of a = the identity (the source op eye).
+template <typename T> __global__ void eye(i64 batch, i64 rows, i64 cols, T* a) {
+  FOR_EACH(t, batch * rows * cols) a[t] = T(t % cols == t / cols % rows);
+}
+
+template <typename T> __global__ void identity(i64 batch, i64 n, T* a) {
+  FOR_EACH(t, batch * n * n) a[t] = T(t % n == t / n % n);
+}
+
+// The permutation matrix P of LAPACK pivots (1-based row swaps): A = P L U. Row r
+// of P holds its one in column c where perm[c] = r. P must be zeroed.
+template <typename T> __global__ void permutation(i64 batch, i64 n, const int* ipiv, T* p) {
+  FOR_EACH(t, batch * n) {
+    i64 b = t / n, r = t % n, c = r;
+    for (i64 k = 0; k < n; ++k) {
+      i64 q = ipiv[b * n + k] - 1;
+      c = c == k ? q : (c == q ? k : c);
+    }
+    p[b * n * n + r * n + c] = T(1);
+  }
+}
+
+// det (or log|det|) from column-major LU factors and pivots, in double. A zero
+// pivot makes det 0 and logdet -inf whatever follows it: getrfBatched's factors
+// after a zero pivot are not LAPACK's (see refactorSingular).
+template <typename T>
+__global__ void luDeterminant(i64 batch, i64 n, const T* lu, const int* ipiv, T* out, int logAbs) {
+  FOR_EACH(b, batch) {
+    double det = 1.0, logdet = 0.0;
+    for (i64 i = 0; i < n; ++i) {
+      double d = lu[b * n * n + i * n + i];
+      det *= ipiv[b * n + i] - 1 != i ? -d : d;
+      logdet += log(fabs(d));
+      if (d == 0.0)
+        break;
+    }
+    out[b] = T(logAbs ? logdet : det);
+  }
+}
+
+// LAPACK's unblocked LU (getf2: the first largest pivot; at a zero pivot no swap
+// and no scaling, and on to the next column) of the row-major n x n items of `a`
+// whose info is nonzero, into column-major `lu` and 1-based `ipiv`. After a zero
+// pivot getrfBatched leaves the later multipliers unscaled (seen on an H200 with
+// CUDA 13.0), and lu must give LAPACK's factors of singular matrices too. One
+// thread per item; items without a zero pivot return at once.
+template <typename T>
+__global__ void refactorSingular(i64 batch, i64 n, const T* a, T* lu, int* ipiv, const int* info) {
+  FOR_EACH(b, batch) {
+    if (info[b] == 0)
+      continue;
+    T* f = lu + b * n * n;
+    int* p = ipiv + b * n;
+    for (i64 t = 0; t < n * n; ++t)
+      f[t / n + t % n * n] = a[b * n * n + t];
+    for (i64 j = 0; j < n; ++j) {
+      i64 piv = j;
+      for (i64 i = j + 1; i < n; ++i)
+        if (fabs(double(f[i + j * n])) > fabs(double(f[piv + j * n])))
+          piv = i;
+      p[j] = int(piv + 1);
+      T pivot = f[piv + j * n];
+      if (pivot != T(0)) {
+        for (i64 c = 0; c < n; ++c) {
+          T swap = f[j + c * n];
+          f[j + c * n] = f[piv + c * n];
+          f[piv + c * n] = swap;
+        }
+        T reciprocal = T(1) / pivot;
+        for (i64 i = j + 1; i < n; ++i)
+          f[i + j * n] *= reciprocal;
+      }
+      for (i64 c = j + 1; c < n; ++c)
+        for (i64 i = j + 1; i < n; ++i)
+          f[i + c * n] -= f[i + j * n] * f[j + c * n];
+    }
+  }
+}
+
+// Q = the first k columns of H(1) ... H(k), row-major rows x k, from geqrf's
+// reflectors: v(i,j) (column-major, leading dimension rows, vStride apart; v(j,j) = 1
+// implied) and tau. Column c of Q is H(1) ... H(c+1) e_c, as the later reflectors
+// leave e_c alone. One thread per column, updating it in place in q; every thread
+// walks the reflectors in the same order, so a warp's loads of v are shared and its
+// accesses to q (adjacent columns) coalesce.
+template <typename T>
+__global__ void householderQ(i64 batch, i64 rows, i64 k, const T* v, i64 vStride, const T* tau,
+                             T* q) {
+  FOR_EACH(t, batch * k) {
+    i64 b = t / k, c = t % k;
+    const T* vb = v + b * vStride;
+    T* x = q + b * rows * k + c; // x[i * k] = Q(i, c)
+    for (i64 i = 0; i < rows; ++i)
+      x[i * k] = T(i == c);
+    for (i64 j = k - 1; j >= 0; --j) {
+      if (j > c)
+        continue;
+      T s = x[j * k];
+      for (i64 i = j + 1; i < rows; ++i)
+        s += vb[i + j * rows] * x[i * k];
+      s *= tau[b * k + j];
+      x[j * k] -= s;
+      for (i64 i = j + 1; i < rows; ++i)
+        x[i * k] -= s * vb[i + j * rows];
+    }
+  }
+}
+
+// The sum of the diagonal, accumulated in Acc (double for floats, unsigned for
+// integers so that overflow wraps).
+template <typename T, typename Acc>
+__global__ void trace(i64 batch, i64 rows, i64 cols, const T* a, T* out) {
+  FOR_EACH(b, batch) {
+    Acc acc = 0;
+    for (i64 i = 0; i < rows && i < cols; ++i)
+      acc += Acc(a[b * rows * cols + i * cols + i]);
+    out[b] = T(acc);
+  }
+}
+
+// info[b] = 1 + the first i with A(i,i) == 0 in matrix b, or 0.
+// One thread per diagonal element; info starts at 0 (LibraryContext::run zeroes it).
+template <typename T>
+__global__ void firstZeroDiagonal(i64 batch, i64 n, const T* a, int* info) {
+  FOR_EACH(t, batch * n) {
+    i64 b = t / n, i = t % n;
+    if (a[b * n * n + i * n + i] == T(0)) {
+      int want = int(i + 1), old = info[b];
+      while (old == 0 || old > want) {
+        int seen = atomicCAS(info + b, old, want);
+        if (seen == old)
+          break;
+        old = seen;
+      }
+    }
+  }
+}
+
+// ptrs[b] = base + b * strideBytes, for the batched library routines.
+extern "C" __global__ void pointerArray(i64 batch, char* base, i64 strideBytes, char** ptrs) {
+  FOR_EACH(b, batch) ptrs[b] = base + b * strideBytes;
+}
+)";
+
+/// The templates of kHelperSource instantiated for float and double.
+const char* kFloatKernels[] = {"transpose",     "unpackTriangle",    "zeroTriangle",
+                               "mirrorUpper",   "identity",          "permutation",
+                               "luDeterminant", "firstZeroDiagonal", "fill",
+                               "eye",           "householderQ",      "refactorSingular"};
+/// The trace instantiations: element type and accumulator.
+const char* kTraceKernels[] = {"trace<float, double>", "trace<double, double>",
+                               "trace<int, unsigned>", "trace<long long, unsigned long long>"};
+
+} // namespace
+
+const HelperKernels& HelperKernels::forCurrentDevice() {
+  int device = 0, major = 0, minor = 0;
+  GRAPHC_CUDA_CHECK(cudaGetDevice(&device));
+  GRAPHC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  GRAPHC_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  static std::mutex mutex;
+  static auto* cache = new std::map<int, std::unique_ptr<HelperKernels>>(); // lives to exit
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<HelperKernels>& k = (*cache)[major * 10 + minor];
+  if (!k)
+    k.reset(new HelperKernels());
+  return *k;
+}
+
+Kernel HelperKernels::operator[](const std::string& expression) const {
+  auto it = kernels_.find(expression);
+  if (it == kernels_.end())
+    throw Error(fmt::format("internal error: no helper kernel {}", expression));
+  return it->second;
+}
+
+HelperKernels::HelperKernels() {
+  ModuleSource source{kHelperSource, "graphc_linalg_helpers.cu", {}};
+  for (const char* name : kFloatKernels)
+    for (const char* type : {"float", "double"})
+      source.nameExpressions.push_back(fmt::format("{}<{}>", name, type));
+  source.nameExpressions.insert(source.nameExpressions.end(), std::begin(kTraceKernels),
+                                std::end(kTraceKernels));
+  module_ = KernelCache::global().getModule(source);
+  for (const std::string& expression : source.nameExpressions)
+    kernels_[expression] = module_->kernel(expression);
+  kernels_["pointerArray"] = module_->kernel("pointerArray");
+}
+
+} // namespace graphc::cuda

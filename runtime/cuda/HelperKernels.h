@@ -1,0 +1,44 @@
+//===- runtime/cuda/HelperKernels.h - The library's helper kernels -*- C++ -*-===//
+//
+// The small CUDA kernels the library steps need around cuBLAS and cuSOLVER
+// (transposes, triangle masks, identities, permutations, determinants from LU
+// factors, traces, fills, pointer arrays for batched routines, Q from Householder
+// reflectors), and the batched small-matrix kernels of SmallBatched.h. They are one
+// NVRTC translation unit per compute capability, compiled once per process at most
+// through KernelCache::global() (a later process finds it in the disk cache).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/cuda/KernelCache.h"
+#include "runtime/cuda/KernelLibrary.h"
+#include "runtime/cuda/SmallBatched.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace graphc::cuda {
+
+/// The helper kernels of the current device's compute capability.
+class HelperKernels {
+public:
+  /// The kernels for the current device, made on first use and kept to exit.
+  static const HelperKernels& forCurrentDevice();
+
+  /// The kernel named by `expression`, e.g. "transpose<double>". Throws
+  /// graphc::Error for an unknown one.
+  Kernel operator[](const std::string& expression) const;
+
+  /// The batched small-matrix kernels.
+  const SmallBatched& small() const { return small_; }
+
+private:
+  HelperKernels();
+
+  std::shared_ptr<const LoadedModule> module_;
+  std::map<std::string, Kernel> kernels_;
+  SmallBatched small_;
+};
+
+} // namespace graphc::cuda

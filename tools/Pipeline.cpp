@@ -43,11 +43,15 @@ void PipelineFlags::declare(ArgParser& parser) {
 }
 
 ir::Module PipelineFlags::batched(ir::Module module) const {
-  if (batch_.empty())
+  return batchedModule(std::move(module), batch_);
+}
+
+ir::Module batchedModule(ir::Module module, llvm::StringRef batchText) {
+  if (batchText.empty())
     return module;
   int64_t n = 0;
-  if (llvm::StringRef(batch_).getAsInteger(10, n) || n < 1)
-    throw UsageError(fmt::format("--batch '{}' is not a positive number", batch_));
+  if (batchText.getAsInteger(10, n) || n < 1)
+    throw UsageError(fmt::format("--batch '{}' is not a positive number", batchText.str()));
   for (auto& g : module.graphs)
     g = passes::batchGraph(*g, n);
   return module;

@@ -51,6 +51,11 @@ private:
   std::string batch_;
 };
 
+/// The graphs of `module` batched `batchText` ways (passes/Batch.h), or `module`
+/// itself for an empty `batchText`: what --batch N does. Throws UsageError when
+/// the batch size is not a positive number.
+ir::Module batchedModule(ir::Module module, llvm::StringRef batchText);
+
 /// The passes named in `spec` ("a,b,c"). Throws UsageError naming an unknown pass
 /// and listing the registered ones.
 std::vector<const passes::Pass*> parsePassList(llvm::StringRef spec);

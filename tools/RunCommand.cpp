@@ -2,13 +2,16 @@
 //
 // Runs one graph of a .gir file on a backend: inputs from .npy files (--input
 // NAME=PATH, repeatable) or random (--random-inputs, seeded), outputs written as
-// `<output-dir>/<graph>_out<i>.npy`. Prints the backend, the median time of the
-// runs, and each output's type and checksums (sum and sum of absolute values).
+// `<output-dir>/<graph>_out<i>.npy`. --batch N runs the graph batched N ways
+// (every parameter and output with a leading axis of N). Prints the backend, the
+// median time of the runs, and each output's type and checksums (sum and sum of
+// absolute values).
 //
 //===----------------------------------------------------------------------===//
 #include "tools/ArgParser.h"
 #include "tools/Commands.h"
 #include "tools/Input.h"
+#include "tools/Pipeline.h"
 
 #include "runtime/core/Backend.h"
 #include "runtime/core/Compile.h"
@@ -111,7 +114,8 @@ double msSince(std::chrono::steady_clock::time_point start) {
 } // namespace
 
 int runRun(llvm::ArrayRef<std::string> argsIn) {
-  std::string graphName, backendName = "auto", seedText = "0", outputDir, repeatText = "1", unused;
+  std::string graphName, backendName = "auto", seedText = "0", outputDir, repeatText = "1";
+  std::string batchText, unused;
   bool random = false;
   ArgParser parser("graphc run", "FILE",
                    "Compiles one graph of FILE on a backend and runs it. Inputs come from\n"
@@ -126,6 +130,10 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
   parser.option("seed", "N", "seed of the random inputs (default 0)", &seedText);
   parser.option("output-dir", "DIR", "write the outputs as .npy files into DIR", &outputDir);
   parser.option("repeat", "N", "runs to time; the median is printed (default 1)", &repeatText);
+  parser.option("batch", "N",
+                "run the graph batched N ways: every parameter and output gets a leading axis "
+                "of size N",
+                &batchText);
 
   std::vector<std::string> args(argsIn.begin(), argsIn.end());
   std::map<std::string, std::string> files = takeInputs(args);
@@ -141,7 +149,7 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
   if (llvm::StringRef(repeatText).getAsInteger(10, repeat) || repeat < 1)
     throw UsageError(fmt::format("--repeat '{}' is not a positive number", repeatText));
 
-  ir::Module module = loadModule(*file);
+  ir::Module module = batchedModule(loadModule(*file), batchText);
   const ir::Graph* g = nullptr;
   if (!graphName.empty()) {
     g = module.find(graphName);

@@ -136,6 +136,45 @@ TEST(GraphcRun, RunsEnkfGirWithRandomInputs) {
   testing::expectClose(readNpy(dir + "/files/enkf_out0.npy"), toDoubles(want.array()), 1e-12);
 }
 
+/// `graphc run --batch 3`: batched inputs from files; item b of the output is the
+/// EnKF update of item b of the inputs.
+TEST(GraphcRun, BatchRunsEveryItem) {
+  std::string dir = ::testing::TempDir() + "/graphc_run_batch";
+  std::filesystem::create_directories(dir);
+  const std::vector<int64_t> shapes[] = {{3, 6, 6}, {3, 6, 6}, {3, 6, 1}};
+  const char* names[] = {"xi", "y", "obs"};
+  std::vector<Array> arrays;
+  std::string inputs;
+  for (int i = 0; i < 3; ++i) {
+    arrays.push_back(Array::randomNormal(DType::F64, shapes[i], 200 + i));
+    std::string path = dir + "/" + names[i] + ".npy";
+    writeNpy(path, arrays.back());
+    inputs += fmt::format(" --input {}={}", names[i], path);
+  }
+  auto [status, out] = runGraphc("run " + kEnkfGir + " --batch 3 --backend cpu --output-dir " +
+                                 dir + inputs);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("out0: f64[3,6,6]"), std::string::npos) << out;
+  std::vector<double> got = readNpy(dir + "/enkf_out0.npy").toVector<double>();
+  setDefaultBackend("cpu");
+  auto item = [&](int i, int64_t b) {
+    llvm::ArrayRef<int64_t> shape = llvm::ArrayRef<int64_t>(shapes[i]).drop_front();
+    int64_t n = ir::numElements(shape);
+    std::vector<double> all = arrays[i].toVector<double>();
+    return Array::fromVector(std::vector<double>(all.begin() + b * n, all.begin() + (b + 1) * n),
+                             shape);
+  };
+  for (int64_t b = 0; b < 3; ++b) {
+    Tensor want = examples::enkfUpdate(Tensor(item(0, b)), Tensor(item(1, b)), Tensor(item(2, b)));
+    Array gotItem = Array::fromVector(
+        std::vector<double>(got.begin() + b * 36, got.begin() + (b + 1) * 36), {6, 6});
+    testing::expectClose(gotItem, toDoubles(want.array()), 1e-12);
+  }
+  auto [status2, out2] = runGraphc("run " + kEnkfGir + " --batch 0 --random-inputs");
+  EXPECT_EQ(status2, 2) << out2;
+  EXPECT_NE(out2.find("--batch '0' is not a positive number"), std::string::npos) << out2;
+}
+
 TEST(GraphcRun, ReportsMissingAndMismatchedInputs) {
   auto [status, out] = runGraphc("run " + kEnkfGir + " --backend cpu");
   EXPECT_EQ(status, 1) << out;

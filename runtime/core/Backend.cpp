@@ -133,6 +133,11 @@ void Executable::checkInOut(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> 
   }
 }
 
+Array Executable::newOutput(size_t i) const {
+  const ir::TensorType& t = sig_.outputTypes.at(i);
+  return Array::empty(t.dtype, t.shape);
+}
+
 void Executable::run(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) {
   checkInOut(inputs, outputs);
   executeInto(inputs, outputs);

@@ -98,6 +98,14 @@ public:
   /// The memory of the arrays that runs into the caller's outputs take.
   virtual Device device() const { return Device::Host; }
 
+  /// A dense copy of host array `a` in device() memory (`a` itself when it is
+  /// dense host memory and device() is the host): a caller's explicit upload.
+  virtual Array toDevice(const Array& a) const { return a.contiguous(); }
+  /// A host copy of `a`, an array in device() memory: a caller's explicit download.
+  virtual Array toHost(const Array& a) const { return a; }
+  /// A new array for output `i` in device() memory, uninitialized.
+  virtual Array newOutput(size_t i) const;
+
 protected:
   /// A failure of a deferred run: its index since the last finish(), and the error.
   struct RunFailure {

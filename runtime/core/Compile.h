@@ -40,6 +40,9 @@ public:
 
   llvm::StringRef backendName() const override { return primary_->backendName(); }
   Device device() const override { return primary_->device(); }
+  Array toDevice(const Array& a) const override { return primary_->toDevice(a); }
+  Array toHost(const Array& a) const override { return primary_->toHost(a); }
+  Array newOutput(size_t i) const override { return primary_->newOutput(i); }
   /// How many runs fell back to the unlowered program.
   int fallbacks() const { return fallbacks_; }
 

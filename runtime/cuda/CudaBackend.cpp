@@ -102,6 +102,12 @@ public:
 
   llvm::StringRef backendName() const override { return "cuda"; }
   Device device() const override { return Device::Cuda; }
+  Array toDevice(const Array& a) const override { return cuda::toDevice(a); }
+  Array toHost(const Array& a) const override { return cuda::toHost(a); }
+  Array newOutput(size_t i) const override {
+    const ir::TensorType& t = signature().outputTypes.at(i);
+    return emptyOnDevice(t.dtype, t.shape);
+  }
 
 protected:
   std::vector<Array> execute(llvm::ArrayRef<Array> inputs) override {

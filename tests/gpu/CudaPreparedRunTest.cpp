@@ -93,6 +93,24 @@ TEST(CudaPreparedRun, RunsIntoNewDeviceBuffersEveryRun) {
   }
 }
 
+/// The backend-neutral uploads, downloads and outputs give device arrays on cuda.
+TEST(CudaPreparedRun, ArraysInTheBackendsMemory) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(kMixed);
+  auto exe = compile(*g, getBackend("cuda"));
+  std::vector<Array> host = testing::randomInputs(*g, 4), in, outs;
+  for (const Array& a : host)
+    in.push_back(exe->toDevice(a));
+  for (size_t i = 0; i < exe->signature().outputTypes.size(); ++i)
+    outs.push_back(exe->newOutput(i));
+  ASSERT_EQ(in[0].device(), Device::Cuda);
+  ASSERT_EQ(outs[0].device(), Device::Cuda);
+  exe->run(in, outs);
+  std::vector<Array> want = getBackend("cpu").compile(*g)->run(host);
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_LE(testing::relativeDifference(exe->toHost(outs[i]), want[i]), 1e-12) << i;
+}
+
 TEST(CudaPreparedRun, DeferredRunsWaitOnce) {
   GRAPHC_REQUIRE_GPU();
   auto g = ir::parseGraph(kMixed);

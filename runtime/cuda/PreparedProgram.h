@@ -43,7 +43,7 @@ struct HostStep {
 struct Source {
   enum Kind : uint8_t {
     Param,    ///< the caller's input `index`
-    Staged,   ///< the lane's copy of input `index`
+    Staged,   ///< the lane's staging buffer `index`, a copy of input staged()[index]
     Constant, ///< constant `index`
     Slot,     ///< the lane's slot `index`
     Output,   ///< the caller's output `index`

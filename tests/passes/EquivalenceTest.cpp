@@ -235,20 +235,27 @@ graph @fallback(%y: f64[4,2], %b: f64[4,1]) {
   EXPECT_EQ(exe->fallbacks(), 1);
 }
 
-/// A wrong assume_spd (a symmetric indefinite matrix) makes the chosen Cholesky fail
-/// at run time: the run falls back to LU and gives LU's answer.
-TEST(Fallback, WrongAssumeSpdFallsBackToLu) {
-  std::unique_ptr<ir::Graph> g = ir::parseGraph(R"(
+/// A solve with a (possibly wrong) assume_spd: the compiler chooses a Cholesky.
+constexpr const char* kAssumedSpd = R"(
 graph @wrong(%a: f64[3,3], %b: f64[3,2]) {
   %s = assume_spd %a
   %x = solve %s, %b
   return %x
 }
-)");
+)";
+
+/// Symmetric, not positive definite: the Cholesky kAssumedSpd chose fails on it.
+Array indefinite3x3() {
+  return Array::fromVector<double>({1, 2, 0, 2, 1, 0, 0, 0, 3}, {3, 3});
+}
+
+/// A wrong assume_spd (a symmetric indefinite matrix) makes the chosen Cholesky fail
+/// at run time: the run falls back to LU and gives LU's answer.
+TEST(Fallback, WrongAssumeSpdFallsBackToLu) {
+  std::unique_ptr<ir::Graph> g = ir::parseGraph(kAssumedSpd);
   auto exe = compile(*g, getBackend("cpu"));
   auto plain = compile(*g, getBackend("cpu"), {"none"});
-  std::vector<Array> inputs = {Array::fromVector<double>({1, 2, 0, 2, 1, 0, 0, 0, 3}, {3, 3}),
-                               Array::randomNormal(ir::DType::F64, {3, 2}, 6)};
+  std::vector<Array> inputs = {indefinite3x3(), Array::randomNormal(ir::DType::F64, {3, 2}, 6)};
   std::vector<Array> got = exe->run(inputs), want = plain->run(inputs);
   EXPECT_LE(relativeDifference(got[0], want[0]), 1e-12);
   EXPECT_EQ(exe->fallbacks(), 1);
@@ -257,17 +264,11 @@ graph @wrong(%a: f64[3,3], %b: f64[3,2]) {
 /// Deferred runs: the one whose chosen Cholesky fails is redone with LU when
 /// finishing, and so is every run after it; the others keep the Cholesky results.
 TEST(Fallback, DeferredRunThatFailsIsRedoneWithLu) {
-  std::unique_ptr<ir::Graph> g = ir::parseGraph(R"(
-graph @wrong(%a: f64[3,3], %b: f64[3,2]) {
-  %s = assume_spd %a
-  %x = solve %s, %b
-  return %x
-}
-)");
+  std::unique_ptr<ir::Graph> g = ir::parseGraph(kAssumedSpd);
   auto exe = compile(*g, getBackend("cpu"));
   auto plain = compile(*g, getBackend("cpu"), {"none"});
   Array spd = Array::fromVector<double>({4, 1, 0, 1, 3, 1, 0, 1, 2}, {3, 3});
-  Array indefinite = Array::fromVector<double>({1, 2, 0, 2, 1, 0, 0, 0, 3}, {3, 3});
+  Array indefinite = indefinite3x3();
   std::vector<std::vector<Array>> ins;
   std::vector<Array> outs;
   for (int k = 0; k < 4; ++k) {

@@ -74,4 +74,99 @@ std::optional<double> uniformValue(Value v) {
   }
 }
 
+namespace {
+
+/// A value of the expression matchShiftedGram walks: a uniform scalar `c`, or the
+/// matrix scale * G + shift * I.
+struct Affine {
+  bool scalar;
+  double c, scale, shift;
+  static Affine uniform(double c) { return {true, c, 0, 0}; }
+  static Affine matrix(double scale, double shift) { return {false, 0, scale, shift}; }
+};
+
+class ShiftedGramMatcher {
+public:
+  ShiftedGramMatcher(const ir::TensorType& type, llvm::function_ref<bool(const Node&)> within)
+      : type_(type), within_(within) {}
+
+  std::optional<Affine> of(Value v) {
+    if (std::optional<double> c = uniformValue(v))
+      return Affine::uniform(*c);
+    const Node& n = *v.node;
+    if (v.type() != type_)
+      return std::nullopt;
+    if (n.op() == Op::Eye)
+      return Affine::matrix(0, 1);
+    if (std::optional<Gram> g = matchGram(n)) {
+      if (product && *product != v)
+        return std::nullopt; // one Gram matrix only
+      product = v;
+      gram = g;
+      return Affine::matrix(1, 0);
+    }
+    if (!within_(n))
+      return std::nullopt;
+    if (n.op() == Op::Neg) {
+      std::optional<Affine> a = of(n.operand(0));
+      return a ? std::optional<Affine>(times(*a, -1)) : std::nullopt;
+    }
+    if (n.operands().size() != 2)
+      return std::nullopt;
+    std::optional<Affine> a = of(n.operand(0)), b = of(n.operand(1));
+    if (!a || !b)
+      return std::nullopt;
+    switch (n.op()) {
+    case Op::Add:
+      return sum(*a, *b);
+    case Op::Sub:
+      return sum(*a, times(*b, -1));
+    case Op::Mul:
+      if (a->scalar)
+        return times(*b, a->c);
+      if (b->scalar)
+        return times(*a, b->c);
+      if (a->scale == 0 && b->scale == 0) // c1 I * c2 I, elementwise
+        return Affine::matrix(0, a->shift * b->shift);
+      return std::nullopt;
+    case Op::Div:
+      if (b->scalar && b->c != 0)
+        return a->scalar ? Affine::uniform(a->c / b->c) : times(*a, 1 / b->c);
+      return std::nullopt;
+    default:
+      return std::nullopt;
+    }
+  }
+
+  std::optional<Value> product; ///< G, once found
+  std::optional<Gram> gram;
+
+private:
+  static Affine times(Affine a, double c) {
+    return a.scalar ? Affine::uniform(a.c * c) : Affine::matrix(a.scale * c, a.shift * c);
+  }
+  static std::optional<Affine> sum(const Affine& a, const Affine& b) {
+    if (a.scalar && b.scalar)
+      return Affine::uniform(a.c + b.c);
+    if (a.scalar != b.scalar) { // a matrix plus a scalar: only 0 keeps it affine
+      const Affine& s = a.scalar ? a : b;
+      return s.c == 0 ? std::optional<Affine>(a.scalar ? b : a) : std::nullopt;
+    }
+    return Affine::matrix(a.scale + b.scale, a.shift + b.shift);
+  }
+
+  const ir::TensorType& type_;
+  llvm::function_ref<bool(const Node&)> within_;
+};
+
+} // namespace
+
+std::optional<ShiftedGram> matchShiftedGram(Value v, llvm::function_ref<bool(const Node&)> within) {
+  ShiftedGramMatcher m(v.type(), within);
+  std::optional<Affine> a = m.of(v);
+  if (!a || a->scalar || !m.gram)
+    return std::nullopt;
+  return ShiftedGram{*m.gram, *m.product, a->scale, a->shift};
+}
+
 } // namespace graphc::passes

@@ -3,6 +3,8 @@
 
 #include "ir/Graph.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <optional>
 #include <vector>
 
@@ -28,6 +30,20 @@ struct Gram {
 /// Where `n` is syrk(X), or matmul(X, X) with exactly one side transposed (by a
 /// flag or a transpose op): X and which product.
 std::optional<Gram> matchGram(const ir::Node& n);
+
+/// A matrix scale * G + shift * I, G a Gram matrix.
+struct ShiftedGram {
+  Gram gram;
+  ir::Value product; ///< G
+  double scale, shift;
+};
+/// Where `v` is built from one Gram matrix G (matchGram), identities (`eye`) and
+/// uniform scalars by add, sub, mul, div and neg, and comes to scale * G + shift * I:
+/// those pieces. Every node on the way from `v` to G, `v` included, must satisfy
+/// `within` (a caller keeps the match inside one step); the matrices have `v`'s
+/// type, scalars may be broadcast.
+std::optional<ShiftedGram> matchShiftedGram(ir::Value v,
+                                            llvm::function_ref<bool(const ir::Node&)> within);
 
 /// The value every element of `v` has, when known at compile time (a `full`, a
 /// uniform `constant`, or one seen through broadcast_to / reshape / transpose).

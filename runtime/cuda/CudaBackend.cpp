@@ -346,6 +346,14 @@ private:
     return c;
   }
 
+  /// The launch of CholeskySolve step `p` in a run.
+  KernelLaunch choleskySolveLaunch(const Lane& lane, const Buffers& b,
+                                   const PreparedStep& p) const {
+    return prepared_.choleskySolveLaunch(
+        p, {resolve(lane, b, p.ins[0]), resolve(lane, b, p.ins[1])}, resolve(lane, b, p.outs[0]),
+        lane.checks.as<int>() + p.checkOffset);
+  }
+
   /// The copies of a run, in order: staged inputs, outputs, check words. Calls
   /// f(id, dst, src, bytes, kind) for each that moves bytes.
   template <typename F>
@@ -396,11 +404,14 @@ private:
       case PreparedStep::How::Host:
         runOnHost(lane, b, p);
         break;
-      case PreparedStep::How::CholeskySolve:
-        prepared_.choleskySolve(p, {resolve(lane, b, p.ins[0]), resolve(lane, b, p.ins[1])},
-                                resolve(lane, b, p.outs[0]), lane.checks.as<int>() + p.checkOffset,
-                                lane.stream);
+      case PreparedStep::How::CholeskySolve: {
+        KernelLaunch l = choleskySolveLaunch(lane, b, p);
+        l.enqueue(lane.stream);
+        if (record)
+          record->recordKernel(kernelId, l.args, lane.stream);
+        ++kernelId;
         break;
+      }
       case PreparedStep::How::Absorbed:
         break;
       }
@@ -415,6 +426,8 @@ private:
       if (p.how == PreparedStep::How::Kernel) {
         KernelCall c = kernelCall(lane, b, p);
         lane.graph->bindKernel(kernelId++, p.kernel->arguments(c.ins, c.outs, c.errorWord));
+      } else if (p.how == PreparedStep::How::CholeskySolve) {
+        lane.graph->bindKernel(kernelId++, choleskySolveLaunch(lane, b, p).args);
       }
     forEachCopy(lane, b, ringSlot,
                 [&](size_t id, void* dst, const void* src, int64_t bytes, cudaMemcpyKind) {

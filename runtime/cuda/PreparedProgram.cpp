@@ -48,7 +48,7 @@ void PreparedProgram::prepareSteps() {
   std::vector<codegen::CudaKernel> sources;
   std::vector<codegen::Kernel> kernels;
   for (const passes::Step& s : program_.steps()) {
-    PreparedStep p{PreparedStep::How::Host, &s, s.inputs, s.outputs, {}, {}, nullptr, {}, -1};
+    PreparedStep p{PreparedStep::How::Host, &s, s.inputs, s.outputs, {}, {}, nullptr, {}, -1, {}};
     const ir::Node& first = *s.nodes.front();
     if (s.kind == passes::Step::Kind::Library && LibraryContext::supports(first)) {
       p.how = PreparedStep::How::Library;
@@ -125,36 +125,87 @@ void PreparedProgram::fuseCholeskySolves() {
       return sv.kind == Storage::Slot && sx.kind == Storage::Slot && sv.index == sx.index;
     };
     const ir::TensorType& ta = a.type();
-    int64_t n = ta.shape.back(), cols = b.type().shape.back();
+    SpdMatrices form{SpdMatrices::Matrix, ta.shape.back()};
+    int64_t cols = b.type().shape.back();
     size_t bytes = ir::dtypeSize(ta.dtype);
-    if (sameSlot(a) || sameSlot(b) || n > kMaxCholeskySolveN ||
-        !(small_ ? *small_ : small_.emplace()).fitsCholeskySolve(n, cols, bytes))
+    if (sameSlot(a) || sameSlot(b) || form.n > kMaxCholeskySolveN ||
+        !(small_ ? *small_ : small_.emplace()).fitsCholeskySolve(form, cols, bytes))
       continue;
     c.how = PreparedStep::How::CholeskySolve;
     c.inputs = {a, b};
     c.outputs = {x};
-    for (PreparedStep* absorbed : {&t1, &t2}) {
-      absorbed->how = PreparedStep::How::Absorbed;
-      absorbed->inputs.clear();
-      absorbed->outputs.clear();
-      absorbed->checkOffset = -1;
+    std::vector<PreparedStep*> absorbed{&t1, &t2};
+    if (std::optional<FormedMatrix> f = formedInSolve(i, usedOnly)) {
+      if (!sameSlot(f->gram.factor)) {
+        form = f->form;
+        c.inputs[0] = f->gram.factor;
+        absorbed.insert(absorbed.end(), f->steps.begin(), f->steps.end());
+      }
     }
+    for (PreparedStep* s : absorbed) {
+      s->how = PreparedStep::How::Absorbed;
+      s->inputs.clear();
+      s->outputs.clear();
+      s->checkOffset = -1;
+    }
+    int64_t batch = ir::numElements(llvm::ArrayRef<int64_t>(ta.shape).drop_back(2));
+    c.solve =
+        small_->choleskySolveLaunch(batch, form, cols, bytes, nullptr, nullptr, nullptr, nullptr);
   }
 }
 
-void PreparedProgram::choleskySolve(const PreparedStep& p, llvm::ArrayRef<const void*> ins,
-                                    void* out, int* info, cudaStream_t stream) const {
-  const ir::TensorType& ta = p.inputs[0].type();
-  int64_t n = ta.shape.back(), cols = p.inputs[1].type().shape.back();
-  int64_t batch = ir::numElements(llvm::ArrayRef<int64_t>(ta.shape).drop_back(2));
-  if (ta.dtype == ir::DType::F64)
-    small_->choleskySolve(batch, n, cols, static_cast<const double*>(ins[0]),
-                          static_cast<const double*>(ins[1]), static_cast<double*>(out), info,
-                          stream);
-  else
-    small_->choleskySolve(batch, n, cols, static_cast<const float*>(ins[0]),
-                          static_cast<const float*>(ins[1]), static_cast<float*>(out), info,
-                          stream);
+std::optional<PreparedProgram::FormedMatrix>
+PreparedProgram::formedInSolve(size_t solve, llvm::function_ref<bool(Value, int)> usedOnly) {
+  Value a = steps_[solve].step->nodes.front()->operand(0);
+  auto producer = [&](Value v) -> PreparedStep* {
+    for (size_t j = solve; j-- > 0;)
+      for (Value o : steps_[j].outputs)
+        if (o == v)
+          return &steps_[j];
+    return nullptr;
+  };
+  // A fused kernel writing only A (read by nothing else), from a Gram matrix that a
+  // library step writes and only that kernel reads.
+  PreparedStep* kernel = producer(a);
+  if (!kernel || kernel->how != PreparedStep::How::Kernel || kernel->outputs.size() != 1 ||
+      !usedOnly(a, 1))
+    return std::nullopt;
+  const auto& nodes = kernel->step->nodes;
+  std::optional<passes::ShiftedGram> m = passes::matchShiftedGram(a, [&](const ir::Node& n) {
+    return std::find(nodes.begin(), nodes.end(), &n) != nodes.end();
+  });
+  if (!m || !usedOnly(m->product, 1))
+    return std::nullopt;
+  PreparedStep* gram = producer(m->product);
+  if (!gram || gram->how != PreparedStep::How::Library || gram->outputs.size() != 1)
+    return std::nullopt;
+  // X is read later than before: nothing between may have written over it.
+  Storage sx = program_.storage(m->gram.factor);
+  for (PreparedStep* p = gram; p != &steps_[solve]; ++p)
+    for (Value o : p->step->outputs) {
+      Storage so = program_.storage(o);
+      if (so.kind == sx.kind && so.index == sx.index)
+        return std::nullopt;
+    }
+  SpdMatrices form{m->gram.transposed ? SpdMatrices::GramTransposed : SpdMatrices::Gram,
+                   a.type().shape.back(), m->gram.rank(), m->scale, m->shift};
+  if (!small_->fitsCholeskySolve(form, steps_[solve].inputs[1].type().shape.back(),
+                                 ir::dtypeSize(a.type().dtype)))
+    return std::nullopt;
+  return FormedMatrix{form, m->gram, {gram, kernel}};
+}
+
+KernelLaunch PreparedProgram::choleskySolveLaunch(const PreparedStep& p,
+                                                  llvm::ArrayRef<const void*> ins, void* out,
+                                                  int* info) const {
+  KernelLaunch l = p.solve;
+  // Every SPD solve kernel ends its parameters with (a, b, x, info).
+  void** buffers = l.args.end() - 4;
+  buffers[0] = const_cast<void*>(ins[0]);
+  buffers[1] = const_cast<void*>(ins[1]);
+  buffers[2] = out;
+  buffers[3] = info;
+  return l;
 }
 
 void PreparedProgram::planBindings() {
@@ -162,10 +213,10 @@ void PreparedProgram::planBindings() {
   std::map<std::pair<const ir::Node*, unsigned>, bool> byKernel;
   for (const PreparedStep& p : steps_) {
     for (Value v : p.inputs)
-      if (p.how != PreparedStep::How::Kernel)
+      if (!p.rebound())
         readByCall[{v.node, v.index}] = true;
     for (Value v : p.outputs)
-      byKernel[{v.node, v.index}] = p.how == PreparedStep::How::Kernel;
+      byKernel[{v.node, v.index}] = p.rebound();
   }
   std::vector<int> stagedIndex(graph_->params().size(), -1);
   std::map<std::pair<const ir::Node*, unsigned>, int> direct; // value -> output it is
@@ -193,7 +244,7 @@ void PreparedProgram::planBindings() {
     return Source{st.kind == Storage::Constant ? Source::Constant : Source::Slot, st.index};
   };
   for (PreparedStep& p : steps_) {
-    bool call = p.how != PreparedStep::How::Kernel;
+    bool call = !p.rebound();
     for (Value v : p.inputs)
       p.ins.push_back(source(v, call));
     for (Value v : p.outputs)

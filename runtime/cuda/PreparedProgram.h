@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "passes/Match.h"
 #include "passes/Program.h"
 #include "runtime/core/Backend.h"
 #include "runtime/cuda/FusedKernel.h"
@@ -58,6 +59,7 @@ struct PreparedStep {
     Library,       ///< a cuBLAS/cuSOLVER call (Library.h)
     Host,          ///< nodes run on the host
     CholeskySolve, ///< a Cholesky and the two solves with its factor, in one kernel
+                   ///< (and the steps forming its matrix: PreparedProgram::formedInSolve)
     Absorbed,      ///< nothing: a CholeskySolve step before it does its work
   } how;
   const passes::Step* step;
@@ -67,6 +69,11 @@ struct PreparedStep {
   std::unique_ptr<CudaFusedKernel> kernel;
   std::vector<HostStep> host; ///< one per node
   int64_t checkOffset = -1;   ///< its info words or error word in the check words
+  KernelLaunch solve;         ///< a CholeskySolve's launch, without its buffers
+
+  /// True when the step is one kernel launch that reads and writes the caller's
+  /// buffers: a captured run's node for it is pointed at each run's buffers.
+  bool rebound() const { return how == How::Kernel || how == How::CholeskySolve; }
 };
 
 /// An output that no fused kernel writes in place: copied from `from` at the end.
@@ -108,10 +115,10 @@ public:
   /// buffers and nothing else: deferred runs of it share launches (RunBatch).
   bool oneKernel() const;
 
-  /// Enqueues CholeskySolve step `p` on `stream`: its output from its inputs, the
+  /// The launch of CholeskySolve step `p`: its output from its inputs, the
   /// Cholesky's info words into `info`.
-  void choleskySolve(const PreparedStep& p, llvm::ArrayRef<const void*> ins, void* out, int* info,
-                     cudaStream_t stream) const;
+  KernelLaunch choleskySolveLaunch(const PreparedStep& p, llvm::ArrayRef<const void*> ins,
+                                   void* out, int* info) const;
 
   /// The first failure one run's check words report, or null: the CPU backend's
   /// Error (a FallbackError for a failed {fallback} Cholesky).
@@ -121,8 +128,19 @@ private:
   void prepareSteps();
   /// Turns cholesky -> triangular_solve -> transposed triangular_solve (consecutive
   /// steps, the factor and the intermediate used by nothing else, small matrices)
-  /// into one CholeskySolve step: A and B read once, X written once.
+  /// into one CholeskySolve step: A and B read once, X written once. Where A is
+  /// scale X X' + shift I, computed by a Gram step and a fused kernel for this
+  /// solve alone, the solve forms A from X itself and absorbs them too.
   void fuseCholeskySolves();
+  /// The steps forming A = scale X X' + shift I (or X'X) for the Cholesky of step
+  /// `solve`, when the solve can take their place.
+  struct FormedMatrix {
+    SpdMatrices form;
+    passes::Gram gram;
+    std::vector<PreparedStep*> steps;
+  };
+  std::optional<FormedMatrix> formedInSolve(size_t solve,
+                                            llvm::function_ref<bool(ir::Value, int)> usedOnly);
   /// Decides where each step finds its buffers (see the file comment).
   void planBindings();
 

@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <fmt/format.h>
+#include <type_traits>
 
 namespace graphc::cuda {
 
@@ -222,6 +224,128 @@ __global__ void smallTriangularSolve(i64 batch, int n, int cols, const T* a, con
     info[b] = *firstZero > n ? 0 : *firstZero;
 }
 
+// A X = B for SPD A of n <= N rows, one matrix per N consecutive lanes of a warp
+// (N = 4, 8, 16 or 32; 128 / N matrices a block) and lane i holding row i of A,
+// then of L, in registers: no block-wide barrier, the steps' data moves by
+// shuffles. A is the matrix `a` (form 0; only its lower triangle is read) or
+// scale X X' + shift I (form 1, X n x k at `a`) or scale X'X + shift I (form 2, X
+// k x n). Either way `a` is staged through shared memory Chunk columns at a time,
+// transposed (column q of the chunk is row q of buf, stride N + 2, zero past n and
+// k), and the Gram forms accumulate X X' from it: A is never in global memory.
+// Lanes past n are rows of the identity: L is diag(L, I), and their x is 0.
+template <typename T, int N, int Chunk>
+__global__ void __launch_bounds__(128)
+    warpCholeskySolve(i64 batch, int n, int cols, int k, int form, T scale, T shift, const T* a,
+                      const T* rhs, T* x, int* info) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int lane = threadIdx.x % N, ld = N + 2;
+  const i64 item = blockIdx.x * (i64)(blockDim.x / N) + threadIdx.x / N;
+  const bool present = item < batch;
+  const int depth = form == 0 ? n : k; // columns of the staged matrix
+  T* buf = reinterpret_cast<T*>(smem) + (threadIdx.x / N) * Chunk * ld;
+  const T* src = a + (present ? item : 0) * (i64)n * depth;
+  T r[N];
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    r[j] = T(0);
+  // Each lane fetches its Chunk elements of a chunk into v at once, the next chunk
+  // while the warp works on this one: Chunk loads in flight, not one at a time.
+  T v[Chunk];
+  auto fetch = [&](int c0) {
+#pragma unroll
+    for (int u = 0; u < Chunk; ++u) {
+      // Consecutive lanes read consecutive addresses: along a row of X, or along
+      // a row of X' (a column of the chunk) in form 2.
+      const int t = lane + u * N, i = form == 2 ? t % N : t / Chunk,
+                q = form == 2 ? t / N : t % Chunk;
+      const bool in = present && i < n && c0 + q < depth;
+      v[u] = in ? (form == 2 ? src[(i64)(c0 + q) * n + i] : src[(i64)i * depth + c0 + q]) : T(0);
+    }
+  };
+  fetch(0);
+  for (int c0 = 0; c0 < depth; c0 += Chunk) {
+#pragma unroll
+    for (int u = 0; u < Chunk; ++u) {
+      const int t = lane + u * N, i = form == 2 ? t % N : t / Chunk,
+                q = form == 2 ? t / N : t % Chunk;
+      buf[q * ld + i] = v[u];
+    }
+    __syncwarp();
+    if (c0 + Chunk < depth)
+      fetch(c0 + Chunk);
+    if (form == 0) {
+#pragma unroll
+      for (int j = 0; j < N; ++j)
+        if (j >= c0 && j < c0 + Chunk)
+          r[j] = buf[(j - c0) * ld + lane];
+    } else {
+#pragma unroll 4
+      for (int q = 0; q < Chunk; ++q) {
+        const T xi = buf[q * ld + lane];
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+          r[j] += xi * buf[q * ld + j];
+      }
+    }
+    __syncwarp();
+  }
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    if (form != 0)
+      r[j] = scale * r[j] + (j == lane ? shift : T(0));
+    if (lane >= n || !present)
+      r[j] = j == lane ? T(1) : T(0);
+  }
+  // Right-looking Cholesky: step j turns column j into L(:, j) and updates the
+  // trailing lower triangle with it, lane i updating its row.
+  int failed = 0;
+  T dinv = T(1); // 1 / L(lane, lane)
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const T d = __shfl_sync(0xffffffffu, r[j], j, N);
+    if (!failed && !(d > T(0)))
+      failed = j + 1;
+    const T root = sqrt(d), inv = T(1) / root;
+    r[j] = lane > j ? r[j] * inv : lane == j ? root : T(0);
+    if (lane == j)
+      dinv = inv;
+#pragma unroll
+    for (int m = j + 1; m < N; ++m) {
+      const T lmj = __shfl_sync(0xffffffffu, r[j], m, N);
+      if (lane >= m)
+        r[m] -= r[j] * lmj;
+    }
+  }
+  const i64 base = (present ? item : 0) * (i64)n * cols;
+  for (int c = 0; c < cols; ++c) {
+    T y = present && lane < n ? rhs[base + (i64)lane * cols + c] : T(0);
+    // L y = b, column by column: y_j final, then taken out of the rows below.
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      if (lane == j)
+        y *= dinv;
+      const T yj = __shfl_sync(0xffffffffu, y, j, N);
+      if (lane > j)
+        y -= r[j] * yj;
+    }
+    // L' x = y, row by row from the last: x_j = (y_j - sum_{i>j} L(i,j) x_i) / L(j,j),
+    // the sum over the lanes below j, which hold their final x.
+#pragma unroll
+    for (int j = N - 1; j >= 0; --j) {
+      T part = lane > j ? r[j] * y : T(0);
+#pragma unroll
+      for (int o = N / 2; o > 0; o /= 2)
+        part += __shfl_xor_sync(0xffffffffu, part, o, N);
+      if (lane == j)
+        y = (y - part) * dinv;
+    }
+    if (present && lane < n)
+      x[base + (i64)lane * cols + c] = y;
+  }
+  if (present && lane == 0)
+    info[item] = failed;
+}
+
 // S = X X' for the row-major rows x k matrices X. The item's tr * tr threads
 // (tr = ceil(rows / 4)) each accumulate 16 entries S(ti + a tr, tj + b tr),
 // a, b < 4, in registers, over chunks of Chunk columns of X staged in shared
@@ -280,15 +404,42 @@ constexpr int64_t kGramChunk = 32;
 /// Rows of X that smallGram takes: one 4 x 4 tile of S a thread, 1024 threads.
 constexpr int64_t kGramMaxRows = 128;
 
-/// The name expression of a kernel template for element type `type`.
-std::string kernelName(llvm::StringRef kernel, llvm::StringRef type) {
+/// Columns of A or X that warpCholeskySolve stages in shared memory at a time.
+constexpr int64_t kWarpChunk = 16;
+/// The rows of A that warpCholeskySolve instances take: lanes a matrix.
+const int kWarpRows[] = {4, 8, 16, 32};
+constexpr int64_t kWarpThreads = 128; ///< warpCholeskySolve's block
+
+/// The name expression of a kernel template for element type `type` (and, for
+/// warpCholeskySolve, `rows` lanes a matrix).
+std::string kernelName(llvm::StringRef kernel, llvm::StringRef type, int rows = 0) {
   if (kernel == "smallGram")
     return fmt::format("smallGram<{}, {}>", type.str(), kGramChunk);
+  if (kernel == "warpCholeskySolve")
+    return fmt::format("warpCholeskySolve<{}, {}, {}>", type.str(), rows, kWarpChunk);
   return fmt::format("{}<{}>", kernel.str(), type.str());
 }
 
 const char* kKernels[] = {"smallCholesky", "smallTriangularSolve", "smallCholeskySolve",
                           "smallGram"};
+
+/// The lanes a matrix of the warpCholeskySolve for n x n matrices, or 0 when n is
+/// too large for it.
+int warpRows(int64_t n) {
+  for (int rows : kWarpRows)
+    if (n <= rows)
+      return rows;
+  return 0;
+}
+
+/// The value of a kernel parameter as CapturedRun and launch() take it: its bytes
+/// at the start of a pointer-sized slot.
+template <typename V> void* slot(V v) {
+  static_assert(sizeof(V) <= sizeof(void*) && std::is_trivially_copyable_v<V>);
+  void* s = nullptr;
+  std::memcpy(&s, &v, sizeof(V));
+  return s;
+}
 
 template <typename T> const char* typeName();
 template <> const char* typeName<float>() {
@@ -343,9 +494,12 @@ SmallBatched::SmallBatched() {
 
 ModuleSource SmallBatched::moduleSource() {
   ModuleSource source{kSmallBatchedSource, "graphc_small_batched.cu", {}};
-  for (const char* name : kKernels)
-    for (const char* type : {"float", "double"})
+  for (const char* type : {"float", "double"}) {
+    for (const char* name : kKernels)
       source.nameExpressions.push_back(kernelName(name, type));
+    for (int rows : kWarpRows)
+      source.nameExpressions.push_back(kernelName("warpCholeskySolve", type, rows));
+  }
   return source;
 }
 
@@ -357,8 +511,13 @@ bool SmallBatched::fitsTriangularSolve(int64_t n, int64_t cols, size_t elementSi
   return n > 0 && cols > 0 && solveBytes(n, cols, elementSize) <= maxSharedBytes_;
 }
 
-bool SmallBatched::fitsCholeskySolve(int64_t n, int64_t cols, size_t elementSize) const {
-  return n > 0 && cols > 0 && choleskySolveBytes(n, cols, elementSize) <= maxSharedBytes_;
+bool SmallBatched::fitsCholeskySolve(const SpdMatrices& a, int64_t cols, size_t elementSize) const {
+  if (a.n <= 0 || cols <= 0 || cols > INT_MAX || a.k > INT_MAX)
+    return false;
+  if (warpRows(a.n))
+    return true;
+  return a.form == SpdMatrices::Matrix &&
+         choleskySolveBytes(a.n, cols, elementSize) <= maxSharedBytes_;
 }
 
 bool SmallBatched::fitsGram(int64_t rows, size_t elementSize) const {
@@ -372,22 +531,30 @@ Kernel SmallBatched::kernel(const std::string& expression) const {
   return it->second;
 }
 
+void KernelLaunch::enqueue(cudaStream_t stream) const {
+  if (config.grid.x == 0)
+    return;
+  llvm::SmallVector<void*, 12> values(args.begin(), args.end()), addresses;
+  for (void*& v : values)
+    addresses.push_back(&v);
+  LaunchConfig c = config;
+  c.stream = stream;
+  kernel.launch(c, addresses);
+}
+
 /// Groups of `threadsPerMatrix`, as many per block as keep it at 256 threads and
 /// a quarter of the shared memory.
-void SmallBatched::launch(const std::string& expression, int64_t batch, int threadsPerMatrix,
-                          size_t bytesPerMatrix, cudaStream_t stream,
-                          std::initializer_list<void*> args) const {
-  if (batch == 0)
-    return;
+KernelLaunch SmallBatched::groupsLaunch(const std::string& expression, int64_t batch,
+                                        int threadsPerMatrix, size_t bytesPerMatrix,
+                                        llvm::ArrayRef<void*> args) const {
   int64_t perBlock = std::max<int64_t>(
-      1, std::min<int64_t>({256 / threadsPerMatrix, batch,
+      1, std::min<int64_t>({256 / threadsPerMatrix, std::max<int64_t>(batch, 1),
                             static_cast<int64_t>(maxSharedBytes_ / 4 / bytesPerMatrix)}));
-  LaunchConfig c;
-  c.block = dim3(threadsPerMatrix, static_cast<unsigned>(perBlock));
-  c.grid = dim3(static_cast<unsigned>((batch + perBlock - 1) / perBlock));
-  c.sharedBytes = perBlock * bytesPerMatrix;
-  c.stream = stream;
-  kernel(expression).launch(c, args);
+  KernelLaunch l{kernel(expression), {}, {args.begin(), args.end()}};
+  l.config.block = dim3(threadsPerMatrix, static_cast<unsigned>(perBlock));
+  l.config.grid = dim3(static_cast<unsigned>((batch + perBlock - 1) / perBlock));
+  l.config.sharedBytes = perBlock * bytesPerMatrix;
+  return l;
 }
 
 template <typename T>
@@ -398,9 +565,10 @@ void SmallBatched::cholesky(int64_t batch, int64_t n, const T* a, T* l, bool upp
   // n threads per matrix, or a multiple of n: the rows of the trailing update.
   int64_t threads = threadsPerMatrix ? threadsPerMatrix : choleskyThreads(n);
   int dim = static_cast<int>(n), up = upper;
-  launch(kernelName("smallCholesky", typeName<T>()), batch,
-         static_cast<int>(n * std::max<int64_t>(1, threads / n)), choleskyBytes(n, sizeof(T)),
-         stream, {&batch, &dim, &a, &l, &info, &up});
+  groupsLaunch(kernelName("smallCholesky", typeName<T>()), batch,
+               static_cast<int>(n * std::max<int64_t>(1, threads / n)), choleskyBytes(n, sizeof(T)),
+               {slot(batch), slot(dim), slot(a), slot(l), slot(info), slot(up)})
+      .enqueue(stream);
 }
 
 template <typename T>
@@ -411,22 +579,49 @@ void SmallBatched::triangularSolve(int64_t batch, int64_t n, int64_t cols, const
     throw Error(fmt::format("internal error: small batched triangular solve of n = {}", n));
   int dim = static_cast<int>(n), c = static_cast<int>(cols);
   int lower = flags.lower, transpose = flags.transpose, unit = flags.unit;
-  launch(kernelName("smallTriangularSolve", typeName<T>()), batch,
-         threadsPerMatrix ? threadsPerMatrix : static_cast<int>(std::min<int64_t>(n * cols, 256)),
-         solveBytes(n, cols, sizeof(T)), stream,
-         {&batch, &dim, &c, &a, &b, &x, &info, &lower, &transpose, &unit});
+  groupsLaunch(kernelName("smallTriangularSolve", typeName<T>()), batch,
+               threadsPerMatrix ? threadsPerMatrix
+                                : static_cast<int>(std::min<int64_t>(n * cols, 256)),
+               solveBytes(n, cols, sizeof(T)),
+               {slot(batch), slot(dim), slot(c), slot(a), slot(b), slot(x), slot(info), slot(lower),
+                slot(transpose), slot(unit)})
+      .enqueue(stream);
 }
 
-template <typename T>
-void SmallBatched::choleskySolve(int64_t batch, int64_t n, int64_t cols, const T* a, const T* b,
-                                 T* x, int* info, cudaStream_t stream) const {
-  if (!fitsCholeskySolve(n, cols, sizeof(T)))
-    throw Error(
-        fmt::format("internal error: small batched cholesky solve of n = {}, {} columns", n, cols));
-  int dim = static_cast<int>(n), c = static_cast<int>(cols);
-  launch(kernelName("smallCholeskySolve", typeName<T>()), batch,
-         static_cast<int>(choleskyThreads(n)), choleskySolveBytes(n, cols, sizeof(T)), stream,
-         {&batch, &dim, &c, &a, &b, &x, &info});
+KernelLaunch SmallBatched::choleskySolveLaunch(int64_t batch, const SpdMatrices& form, int64_t cols,
+                                               size_t elementSize, const void* a, const void* b,
+                                               void* x, int* info) const {
+  if (!fitsCholeskySolve(form, cols, elementSize))
+    throw Error(fmt::format("internal error: small batched cholesky solve of n = {}, {} columns",
+                            form.n, cols));
+  const char* type = elementSize == sizeof(float) ? "float" : "double";
+  if (int rows = warpRows(form.n)) {
+    KernelLaunch l{kernel(kernelName("warpCholeskySolve", type, rows)), {}, {}};
+    int64_t perBlock = kWarpThreads / rows;
+    l.config.block = dim3(kWarpThreads);
+    l.config.grid = dim3(static_cast<unsigned>((batch + perBlock - 1) / perBlock));
+    l.config.sharedBytes = perBlock * kWarpChunk * (rows + 2) * elementSize;
+    auto real = [&](double v) {
+      return elementSize == sizeof(float) ? slot(static_cast<float>(v)) : slot(v);
+    };
+    l.args = {slot(batch),
+              slot(static_cast<int>(form.n)),
+              slot(static_cast<int>(cols)),
+              slot(static_cast<int>(form.k)),
+              slot(static_cast<int>(form.form)),
+              real(form.scale),
+              real(form.shift),
+              slot(a),
+              slot(b),
+              slot(x),
+              slot(info)};
+    return l;
+  }
+  return groupsLaunch(kernelName("smallCholeskySolve", type), batch,
+                      static_cast<int>(choleskyThreads(form.n)),
+                      choleskySolveBytes(form.n, cols, elementSize),
+                      {slot(batch), slot(static_cast<int>(form.n)), slot(static_cast<int>(cols)),
+                       slot(a), slot(b), slot(x), slot(info)});
 }
 
 template <typename T>
@@ -435,8 +630,9 @@ void SmallBatched::gram(int64_t batch, int64_t rows, int64_t k, const T* x, T* s
   if (!fitsGram(rows, sizeof(T)) || k > INT_MAX)
     throw Error(fmt::format("internal error: small batched gram of {} x {}", rows, k));
   int r = static_cast<int>(rows), depth = static_cast<int>(k);
-  launch(kernelName("smallGram", typeName<T>()), batch, static_cast<int>(gramThreads(rows)),
-         gramBytes(rows, sizeof(T)), stream, {&batch, &r, &depth, &x, &s});
+  groupsLaunch(kernelName("smallGram", typeName<T>()), batch, static_cast<int>(gramThreads(rows)),
+               gramBytes(rows, sizeof(T)), {slot(batch), slot(r), slot(depth), slot(x), slot(s)})
+      .enqueue(stream);
 }
 
 template void SmallBatched::cholesky<float>(int64_t, int64_t, const float*, float*, bool, int*,
@@ -449,11 +645,6 @@ template void SmallBatched::triangularSolve<float>(int64_t, int64_t, int64_t, co
 template void SmallBatched::triangularSolve<double>(int64_t, int64_t, int64_t, const double*,
                                                     const double*, double*, TriangleFlags, int*,
                                                     cudaStream_t, int) const;
-
-template void SmallBatched::choleskySolve<float>(int64_t, int64_t, int64_t, const float*,
-                                                 const float*, float*, int*, cudaStream_t) const;
-template void SmallBatched::choleskySolve<double>(int64_t, int64_t, int64_t, const double*,
-                                                  const double*, double*, int*, cudaStream_t) const;
 template void SmallBatched::gram<float>(int64_t, int64_t, int64_t, const float*, float*,
                                         cudaStream_t) const;
 template void SmallBatched::gram<double>(int64_t, int64_t, int64_t, const double*, double*,

@@ -7,8 +7,10 @@
 // rather than on arithmetic. Each matrix is loaded once into shared memory by its
 // own group of threads (blockDim.x threads per matrix, blockDim.y matrices per
 // block), factored or solved there step by step with the group synchronized
-// between steps, and written back once; layouts are the row-major ones of
-// runtime/cuda/Library.h, and the info words are LAPACK's (first failing leading
+// between steps, and written back once. SPD solves of n <= 32 go further: a
+// matrix per warp (or part of one), a row per lane, no block-wide barrier, and the
+// matrix may be formed from its Gram factor inside the kernel. Layouts are the
+// row-major ones of runtime/cuda/Library.h, and the info words are LAPACK's (first failing leading
 // minor; first zero diagonal). LibraryContext::run decides when to use them.
 //
 // The kernels are one CUDA C++ translation unit compiled through
@@ -19,6 +21,8 @@
 #pragma once
 
 #include "runtime/cuda/KernelLibrary.h"
+
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
 #include <map>
@@ -35,6 +39,29 @@ struct TriangleFlags {
   bool lower = true;      ///< A's lower triangle (else its upper)
   bool transpose = false; ///< op(A) = A'
   bool unit = false;      ///< A's diagonal taken as ones
+};
+
+/// The SPD matrices A of a choleskySolve(): given as they are, or formed inside
+/// the kernel from factors X as scale X X' + shift I (Gram, X n x k) or
+/// scale X'X + shift I (GramTransposed, X k x n), never stored.
+struct SpdMatrices {
+  enum Form : uint8_t { Matrix, Gram, GramTransposed };
+  Form form = Matrix;
+  int64_t n = 0; ///< A is n x n
+  int64_t k = 0; ///< the Gram forms' inner dimension
+  double scale = 1, shift = 0;
+};
+
+/// One launch of a kernel: the kernel, its grid and shared memory, and the values
+/// of its parameters, each in a pointer-sized slot (CapturedRun::bindKernel's
+/// form).
+struct KernelLaunch {
+  Kernel kernel;
+  LaunchConfig config;
+  llvm::SmallVector<void*, 12> args;
+
+  /// Enqueues it on `stream`.
+  void enqueue(cudaStream_t stream) const;
 };
 
 /// The batched small-matrix kernels of the current device. Every launch only
@@ -69,18 +96,28 @@ public:
                        TriangleFlags flags, int* info, cudaStream_t stream,
                        int threadsPerMatrix = 0) const;
 
-  /// True when choleskySolve() takes n x n matrices with `cols` right-hand sides.
-  bool fitsCholeskySolve(int64_t n, int64_t cols, size_t elementSize) const;
+  /// True when choleskySolve() takes matrices `a` with `cols` right-hand sides (the
+  /// Gram forms take n <= 32).
+  bool fitsCholeskySolve(const SpdMatrices& a, int64_t cols, size_t elementSize) const;
   /// True when gram() takes matrices of `rows` rows (of any length).
   bool fitsGram(int64_t rows, size_t elementSize) const;
 
-  /// x = A^-1 B for the `batch` row-major SPD n x n matrices `a` (only their lower
-  /// triangles are read) and n x cols right-hand sides `b`, through A = L L' in
-  /// shared memory: A and B read once, X written once, L and L^-1 B never stored.
-  /// info[b] as for cholesky(); the x of a failing item is unspecified.
+  /// x = A^-1 B for the `batch` row-major SPD n x n matrices A described by `form`
+  /// (from `a`: A itself, only its lower triangle read, or its factors X) and the
+  /// n x cols right-hand sides `b`, through A = L L' in registers (n <= 32, a warp's
+  /// lanes a matrix) or shared memory: `a` and B read once, X written once, A, L
+  /// and L^-1 B never stored. info[b] as for cholesky(); the x of a failing item is
+  /// unspecified.
   template <typename T>
-  void choleskySolve(int64_t batch, int64_t n, int64_t cols, const T* a, const T* b, T* x,
-                     int* info, cudaStream_t stream) const;
+  void choleskySolve(int64_t batch, const SpdMatrices& form, int64_t cols, const T* a, const T* b,
+                     T* x, int* info, cudaStream_t stream) const {
+    choleskySolveLaunch(batch, form, cols, sizeof(T), a, b, x, info).enqueue(stream);
+  }
+  /// The launch choleskySolve() makes, for `elementSize`-byte floats, without a
+  /// stream: to enqueue, or to point a CUDA graph's node at new buffers.
+  KernelLaunch choleskySolveLaunch(int64_t batch, const SpdMatrices& form, int64_t cols,
+                                   size_t elementSize, const void* a, const void* b, void* x,
+                                   int* info) const;
 
   /// s = X X' (rows x rows, both triangles) for the `batch` row-major rows x k
   /// matrices X in `x`.
@@ -92,6 +129,10 @@ public:
 
 private:
   Kernel kernel(const std::string& expression) const;
+  /// A launch of `expression` over `batch` matrices, `threadsPerMatrix` threads
+  /// and `bytesPerMatrix` shared bytes each, with argument values `args`.
+  KernelLaunch groupsLaunch(const std::string& expression, int64_t batch, int threadsPerMatrix,
+                            size_t bytesPerMatrix, llvm::ArrayRef<void*> args) const;
   void launch(const std::string& expression, int64_t batch, int threadsPerMatrix,
               size_t bytesPerMatrix, cudaStream_t stream, std::initializer_list<void*> args) const;
 

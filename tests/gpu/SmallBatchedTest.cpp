@@ -13,8 +13,11 @@
 
 #include "bench/Workloads.h"
 #include "ir/Parser.h"
+#include "ir/Printer.h"
+#include "passes/PassManager.h"
 #include "runtime/core/Compile.h"
 #include "runtime/cuda/KernelCache.h"
+#include "runtime/cuda/PreparedProgram.h"
 #include "runtime/cuda/SmallBatched.h"
 #include "support/Numeric.h"
 
@@ -103,15 +106,19 @@ struct CholeskySolveResult {
   std::vector<int> info;
 };
 
-CholeskySolveResult choleskySolveOnGpu(const Array& a, const Array& b, bool capture) {
-  int64_t batch = a.shape()[0], n = a.shape()[1], cols = b.shape()[2];
+/// `a` holds the matrices, or with a Gram `form` their factors.
+CholeskySolveResult choleskySolveOnGpu(const Array& a, const Array& b, bool capture,
+                                       cuda::SpdMatrices form = {}) {
+  int64_t batch = a.shape()[0], cols = b.shape()[2];
+  if (form.form == cuda::SpdMatrices::Matrix)
+    form.n = a.shape()[1];
   cudaStream_t stream = Gpu::get().stream;
   DeviceBuffer da = upload(a), db = upload(b), dx = upload(Array::zeros(b.dtype(), b.shape()));
   DeviceBuffer info = upload(Array::full(DType::I32, {batch}, -1));
   withFloat(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
     enqueueOnce(capture, [&] {
-      kernels().choleskySolve(batch, n, cols, da.as<const T>(), db.as<const T>(), dx.as<T>(),
+      kernels().choleskySolve(batch, form, cols, da.as<const T>(), db.as<const T>(), dx.as<T>(),
                               info.as<int>(), stream);
     });
   });
@@ -122,7 +129,7 @@ CholeskySolveResult choleskySolveOnGpu(const Array& a, const Array& b, bool capt
 /// The largest n that choleskySolve() takes with `cols` right-hand sides.
 int64_t largestCholeskySolve(DType dt, int64_t cols) {
   int64_t n = 1;
-  while (kernels().fitsCholeskySolve(n + 1, cols, ir::dtypeSize(dt)))
+  while (kernels().fitsCholeskySolve({cuda::SpdMatrices::Matrix, n + 1}, cols, ir::dtypeSize(dt)))
     ++n;
   return n;
 }
@@ -247,7 +254,7 @@ TEST(SmallBatched, CholeskySolveMatchesTheCpu) {
       std::vector<int64_t> sizes(std::begin(kSizes), std::end(kSizes));
       sizes.push_back(largestCholeskySolve(dt, cols));
       for (int64_t n : sizes) {
-        if (!kernels().fitsCholeskySolve(n, cols, ir::dtypeSize(dt)))
+        if (!kernels().fitsCholeskySolve({cuda::SpdMatrices::Matrix, n}, cols, ir::dtypeSize(dt)))
           continue;
         std::string what = fmt::format("cholesky solve n={} cols={} {}", n, cols, label(dt, {5}));
         SCOPED_TRACE(what);
@@ -264,6 +271,55 @@ TEST(SmallBatched, CholeskySolveMatchesTheCpu) {
   expectClose(got.x, cpuCholeskySolve(a, b), "cholesky solve 1001 x 32");
 }
 
+/// scale X X' + shift I (or scale X'X + shift I) of the batch `x` on the host.
+Array hostShiftedGram(const Array& x, bool transposed, double scale, double shift) {
+  int64_t batch = x.shape()[0], rows = x.shape()[1], k = x.shape()[2];
+  Array f = x;
+  if (transposed) { // the gram of the rows of X'
+    std::vector<double> v = doubles(x), t(v.size());
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < k; ++j)
+          t[(b * k + j) * rows + i] = v[(b * rows + i) * k + j];
+    f = fromDoubles(x.dtype(), t, {batch, k, rows});
+  }
+  std::vector<double> g = doubles(hostGram(f));
+  int64_t n = f.shape()[1];
+  for (int64_t i = 0; i < batch * n * n; ++i)
+    g[i] = scale * g[i] + ((i % (n * n)) % (n + 1) == 0 ? shift : 0.0);
+  return fromDoubles(x.dtype(), g, {batch, n, n});
+}
+
+TEST(SmallBatched, GramCholeskySolveMatchesTheCpu) {
+  GRAPHC_REQUIRE_GPU();
+  using Form = cuda::SpdMatrices;
+  for (DType dt : kFloats)
+    for (int64_t n : {1, 3, 4, 5, 8, 13, 16, 17, 31, 32})
+      for (int64_t k : {1, 7, 16, 33, 64})
+        for (bool transposed : {false, true}) {
+          int64_t cols = 1 + (n + k) % 3;
+          std::string what = fmt::format("gram cholesky solve n={} k={} transposed={} cols={} {}",
+                                         n, k, transposed, cols, label(dt, {7}));
+          SCOPED_TRACE(what);
+          Form form{transposed ? Form::GramTransposed : Form::Gram, n, k, 1.0 / k, 0.5};
+          Array x = randn(dt, transposed ? Ints{7, k, n} : Ints{7, n, k}, 68 + n + k);
+          Array b = randn(dt, {7, n, cols}, 69);
+          CholeskySolveResult got = choleskySolveOnGpu(x, b, /*capture=*/k % 2 == 0, form);
+          EXPECT_EQ(got.info, std::vector<int>(7, 0));
+          Array a = hostShiftedGram(x, transposed, form.scale, form.shift);
+          expectClose(got.x, cpuCholeskySolve(a, b), what);
+        }
+  // The W5 shape over several blocks, the last part full; then a scale that makes
+  // every item indefinite at its first minor.
+  Form form{Form::Gram, 32, 64, 1.0 / 64, 0.1};
+  Array x = randn(DType::F64, {1001, 32, 64}, 70), b = randn(DType::F64, {1001, 32, 1}, 71);
+  CholeskySolveResult got = choleskySolveOnGpu(x, b, false, form);
+  EXPECT_EQ(got.info, std::vector<int>(1001, 0));
+  expectClose(got.x, cpuCholeskySolve(hostShiftedGram(x, false, 1.0 / 64, 0.1), b), "W5 shape");
+  form.scale = -1;
+  EXPECT_EQ(choleskySolveOnGpu(x, b, false, form).info, std::vector<int>(1001, 1));
+}
+
 TEST(SmallBatched, CholeskySolveNamesTheFailingMinor) {
   GRAPHC_REQUIRE_GPU();
   for (DType dt : kFloats)
@@ -278,8 +334,9 @@ TEST(SmallBatched, CholeskySolveNamesTheFailingMinor) {
       EXPECT_EQ(got.info, (std::vector<int>{0, 0, 0, static_cast<int>(k) + 1, 0}));
       std::vector<double> x = doubles(got.x), want = doubles(b);
       for (int64_t i = 0; i < 5 * n * 2; ++i) {
-        if (i / (n * 2) != 3)
+        if (i / (n * 2) != 3) {
           ASSERT_EQ(x[i], want[i]) << "element " << i;
+        }
       }
     }
 }
@@ -325,6 +382,62 @@ TEST(SmallBatched, W5GraphMatchesTheCpuBackend) {
   }
 }
 
+/// The hows of the steps of `g` prepared for the GPU, e.g. "Absorbed Absorbed
+/// CholeskySolve Absorbed Absorbed".
+std::string preparedHows(const ir::Graph& g) {
+  std::string hows;
+  cuda::PreparedProgram prepared(*passes::runPipeline(g, passes::defaultPipeline()));
+  for (const cuda::PreparedStep& p : prepared.steps()) {
+    using How = cuda::PreparedStep::How;
+    const char* names[] = {"Kernel", "Library", "Host", "CholeskySolve", "Absorbed"};
+    static_assert(static_cast<int>(How::Absorbed) == 4);
+    hows += std::string(hows.empty() ? "" : " ") + names[static_cast<int>(p.how)];
+  }
+  return hows;
+}
+
+TEST(SmallBatched, SolveFormsItsMatrixFromTheGramFactor) {
+  GRAPHC_REQUIRE_GPU();
+  // W5 in f64 and f32, X'X through a transpose, and S also returned (then S is
+  // computed and the solve reads it).
+  const char* transposed = R"(
+graph @t(%x: f64[40,24,9], %b: f64[40,9,2]) {
+  %xt = transpose %x {perm=[0,2,1]}
+  %g = matmul %xt, %x
+  %c = full {value=0.25} : f64[40,9,9]
+  %gc = mul %c, %g
+  %eye = eye : f64[40,9,9]
+  %s = add %gc, %eye
+  %z = solve %s, %b
+  return %z
+})";
+  const char* alsoS = R"(
+graph @t(%x: f64[40,9,24], %b: f64[40,9,2]) {
+  %g = matmul %x, %x {transpose_b}
+  %eye = eye : f64[40,9,9]
+  %s = add %g, %eye
+  %z = solve %s, %b
+  return %z, %s
+})";
+  const std::string formed = "Absorbed Absorbed CholeskySolve Absorbed Absorbed";
+  for (auto [text, hows] :
+       {std::pair<std::string, std::string>{bench::batchedSpdGraph(300, 32, "f64"), formed},
+        {bench::batchedSpdGraph(300, 32, "f32"), formed},
+        {bench::batchedSpdGraph(300, 5, "f64"), formed},
+        {transposed, formed},
+        {alsoS, "Library Kernel CholeskySolve Absorbed Absorbed"}}) {
+    auto g = ir::parseGraph(text);
+    SCOPED_TRACE(ir::printGraph(*g));
+    EXPECT_EQ(preparedHows(*g), hows);
+    std::vector<Array> inputs = randomInputs(*g, 56);
+    std::vector<Array> want = compile(*g, getBackend("cpu"))->run(inputs);
+    std::vector<Array> got = compile(*g, getBackend("cuda"))->run(inputs);
+    bool f32 = g->params().front()->type().dtype == DType::F32;
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_LE(relativeDifference(got[i], want[i]), f32 ? 1e-4 : 1e-12) << "output " << i;
+  }
+}
+
 /// Milliseconds per run of the W5 library steps at the sizes that pick the
 /// kernels (run with --gtest_also_run_disabled_tests).
 TEST(SmallBatched, DISABLED_Timings) {
@@ -355,7 +468,8 @@ TEST(SmallBatched, DISABLED_Timings) {
 
 /// Milliseconds per call of the fused SPD solve against the three steps it
 /// replaces (LibraryContext's cholesky and two triangular solves, one right-hand
-/// side), and of gram against the strided gemm it replaces, at the W5 sizes.
+/// side), of gram against the strided gemm it replaces, and of the solve forming
+/// its matrices from X, at the W5 sizes.
 TEST(SmallBatched, DISABLED_FusedTimings) {
   GRAPHC_REQUIRE_GPU();
   cudaStream_t stream = Gpu::get().stream;
@@ -373,8 +487,8 @@ TEST(SmallBatched, DISABLED_FusedTimings) {
     DeviceBuffer da = upload(a), db = upload(b), dx = upload(b), dxx = upload(x);
     DeviceBuffer ds = upload(a), info = upload(Array::zeros(DType::I32, {batch}));
     double fused = msPerCall([&] {
-      kernels().choleskySolve(batch, n, 1, da.as<const double>(), db.as<const double>(),
-                              dx.as<double>(), info.as<int>(), stream);
+      kernels().choleskySolve(batch, {cuda::SpdMatrices::Matrix, n}, 1, da.as<const double>(),
+                              db.as<const double>(), dx.as<double>(), info.as<int>(), stream);
     });
     const double one = 1, zero = 0;
     const double* px = dxx.as<const double>();
@@ -385,8 +499,15 @@ TEST(SmallBatched, DISABLED_FusedTimings) {
           px, k, rows * k, &zero, ds.as<double>(), rows, rows * rows, static_cast<int>(batch)));
     });
     double gram = msPerCall([&] { kernels().gram(batch, n, 2 * n, px, ds.as<double>(), stream); });
-    std::printf("fused: %ld %ld | %.4f %.4f | %.4f %.4f\n", long(batch), long(n), steps, fused,
-                gemm, gram);
+    // X X' / (2n) + 0.1 I formed inside the solve, where it fits.
+    cuda::SpdMatrices shifted{cuda::SpdMatrices::Gram, n, 2 * n, 0.5 / n, 0.1};
+    double gramSolve = kernels().fitsCholeskySolve(shifted, 1, sizeof(double)) ? msPerCall([&] {
+      kernels().choleskySolve(batch, shifted, 1, px, db.as<const double>(), dx.as<double>(),
+                              info.as<int>(), stream);
+    })
+                                                                               : -1;
+    std::printf("fused: %ld %ld | %.4f %.4f | %.4f %.4f | gram+solve %.4f\n", long(batch), long(n),
+                steps, fused, gemm, gram, gramSolve);
   }
 }
 

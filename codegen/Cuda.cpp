@@ -29,6 +29,10 @@
 namespace graphc::codegen {
 namespace {
 
+/// The most points of a segment a lane keeps in registers (row caching, in
+/// Emitter::reduction).
+constexpr int64_t kCachedPointsPerLane = 16;
+
 using ir::DType;
 using ir::Op;
 
@@ -513,12 +517,12 @@ void Emitter::body(Code& c, Space space, const std::vector<bool>& needed, const 
 std::vector<Emitter::Param> Emitter::parameters() const {
   std::vector<Param> params;
   for (size_t i = 0; i < k_.inputs.size(); ++i)
-    params.push_back({fmt::format("const {}*", ctype(k_.inputs[i].type().dtype)),
-                      fmt::format("in{}", i), true});
-  for (size_t o = 0; o < k_.outputs.size(); ++o)
     params.push_back(
-        {fmt::format("{}*", ctype(k_.insts[k_.outputs[o].inst].dtype)), fmt::format("out{}", o),
-         false}); // an output may be written in place of an input
+        {fmt::format("const {}*", ctype(k_.inputs[i].type().dtype)), fmt::format("in{}", i), true});
+  for (size_t o = 0; o < k_.outputs.size(); ++o)
+    params.push_back({fmt::format("{}*", ctype(k_.insts[k_.outputs[o].inst].dtype)),
+                      fmt::format("out{}", o),
+                      false}); // an output may be written in place of an input
   if (error_)
     params.push_back({"int*", "error", true});
   return params;
@@ -779,16 +783,67 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
       return std::string("p");
     return plus(base[i], affine("j", reducedExtents, pick(inst.strides, k_.reduceAxes, false)));
   };
+  // Row caching: when the segment is read in more than one pass and a lane's
+  // share of it is a few points, each input read at every point is loaded once
+  // into the lane's registers (c<input>[u], its u-th point), all loads in flight
+  // at once, and every pass reads the registers.
+  int passes = stages + (domainOutputs ? 1 : 0);
+  int64_t lanes = ck.launch == L::BlockPerSegment  ? ck.blockSize
+                  : ck.launch == L::WarpPerSegment ? 32
+                                                   : 0;
+  int64_t perLane = lanes ? (length + lanes - 1) / lanes : 0;
+  std::vector<bool> cached(k_.inputs.size(), false);
+  bool caching = contiguous && passes > 1 && lanes && perLane <= kCachedPointsPerLane;
+  for (size_t i = 0; caching && i < k_.insts.size(); ++i) {
+    const Inst& inst = k_.insts[i];
+    if (inst.kind == Inst::Kind::Load && inst.space == Space::Domain && isIdentity(inst))
+      cached[inst.input] = true;
+  }
+  caching = caching && std::find(cached.begin(), cached.end(), true) != cached.end();
+  LoadFn load = [&, fromMemory = loadAt(domainIndex)](int i) {
+    const Inst& inst = k_.insts[i];
+    return inst.space == Space::Domain && cached[inst.input] && isIdentity(inst)
+               ? fmt::format("c{}[u]", inst.input)
+               : fromMemory(i);
+  };
+  // Opens (and closes) the loop over a lane's points j of segment s.
+  bool ragged = length % std::max<int64_t>(lanes, 1) != 0;
+  auto openPoints = [&] {
+    if (!caching)
+      return c.open(fmt::format("for (idx j = {}; j < L; j += {})", laneStart, laneStride));
+    c.line("#pragma unroll");
+    c.open(fmt::format("for (int u = 0; u < {}; ++u)", perLane));
+    c.line("const idx j = {} + u * {};", laneStart, laneStride);
+    if (ragged)
+      c.open("if (j < L)");
+  };
+  auto closePoints = [&] {
+    if (caching && ragged)
+      c.close();
+    c.close();
+  };
+  if (caching) {
+    for (size_t in = 0; in < cached.size(); ++in)
+      if (cached[in])
+        c.line("{} c{}[{}];", ctype(k_.inputs[in].type().dtype), in, perLane);
+    openPoints();
+    for (size_t in = 0; in < cached.size(); ++in)
+      if (cached[in])
+        c.line("c{0}[u] = in{0}[{1}];", in, p);
+    closePoints();
+  }
   auto segmentLoop = [&](const std::vector<bool>& needed, bool writes) {
-    c.open(fmt::format("for (idx j = {}; j < L; j += {})", laneStart, laneStride));
+    openPoints();
     bool usesP = writes;
-    for (size_t i = 0; i < k_.insts.size(); ++i)
-      usesP = usesP ||
-              (needed[i] && (k_.insts[i].kind == Inst::Kind::Load || readsIndex(k_.insts[i])) &&
-               k_.insts[i].space == Space::Domain && isIdentity(k_.insts[i]));
+    for (size_t i = 0; i < k_.insts.size(); ++i) {
+      const Inst& inst = k_.insts[i];
+      bool fromMemory = inst.kind == Inst::Kind::Load && !cached[inst.input];
+      usesP = usesP || (needed[i] && (fromMemory || readsIndex(inst)) &&
+                        inst.space == Space::Domain && isIdentity(inst));
+    }
     if (usesP)
       c.line("const idx p = {};", p);
-    body(c, Space::Domain, needed, loadAt(domainIndex), domainIndex);
+    body(c, Space::Domain, needed, load, domainIndex);
   };
 
   // Per stage, a pass over the segment: each lane accumulates its points in
@@ -808,7 +863,7 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
                                                     : fmt::format("({}){}", a.type, x);
       c.line("a{0} = {1};", r, a.combine(fmt::format("a{}", r), item));
     }
-    c.close();
+    closePoints();
     combineLanes(c, ck.launch, now);
     for (int r : now)
       c.line("const {} v{} = {};", ctype(k_.insts[r].dtype), r, reducedValue(r));
@@ -827,7 +882,7 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
     for (size_t o = 0; o < k_.outputs.size(); ++o)
       if (k_.outputs[o].space == Space::Domain)
         c.line("out{}[p] = v{};", o, k_.outputs[o].inst);
-    c.close();
+    closePoints();
   }
 
   // Last, when every lane is done reading (an output may replace an input).

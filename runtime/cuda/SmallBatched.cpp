@@ -224,32 +224,38 @@ __global__ void smallTriangularSolve(i64 batch, int n, int cols, const T* a, con
     info[b] = *firstZero > n ? 0 : *firstZero;
 }
 
-// A X = B for SPD A of n <= N rows, one matrix per N consecutive lanes of a warp
-// (N = 4, 8, 16 or 32; 128 / N matrices a block) and lane i holding row i of A,
-// then of L, in registers: no block-wide barrier, the steps' data moves by
-// shuffles. A is the matrix `a` (form 0; only its lower triangle is read) or
-// scale X X' + shift I (form 1, X n x k at `a`) or scale X'X + shift I (form 2, X
-// k x n). Either way `a` is staged through shared memory Chunk columns at a time,
-// transposed (column q of the chunk is row q of buf, stride N + 2, zero past n and
-// k), and the Gram forms accumulate X X' from it: A is never in global memory.
-// Lanes past n are rows of the identity: L is diag(L, I), and their x is 0.
+// The shared memory of one matrix of warpCholeskySolve<T, N, Chunk>, in T: A and
+// later L (N rows of stride N + 1), two columns that broadcast a step's column of
+// the factorization, and a chunk of X (Chunk rows of stride N + 16 / sizeof(T), so
+// that every row starts 16-byte aligned).
+template <typename T, int N> struct WarpLayout {
+  static constexpr int ld = N + 1, columns = N * ld, chunk = columns + 2 * N,
+                       chunkLd = N + 16 / sizeof(T);
+  __device__ static constexpr int size(int chunkRows) { return chunk + chunkRows * chunkLd; }
+};
+
+// D += A B for the 8 x 8 tile D of a warp on the f64 tensor cores: lane l holds
+// A(l / 4, l % 4), B(l % 4, l / 4) and D(l / 4, 2 (l % 4) + {0, 1}).
+__device__ void dmma(double& d0, double& d1, double a, double b) {
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+               : "+d"(d0), "+d"(d1)
+               : "d"(a), "d"(b));
+}
+
+// X X' (or X'X: form 2) of the n x depth matrix at src into m (rows of stride
+// N + 1), scaled and shifted, as warpCholeskySolve forms A: X is staged through
+// buf Chunk columns at a time, transposed (column q of the chunk in row q of buf,
+// zero past n and depth), each lane fetching its Chunk elements of the next chunk
+// while the group multiplies this one. f64 at N = 32 multiplies on the tensor
+// cores, the lower 8 x 8 tiles only, and mirrors them; otherwise each lane
+// accumulates a TR x TC tile with FMAs.
 template <typename T, int N, int Chunk>
-__global__ void __launch_bounds__(128)
-    warpCholeskySolve(i64 batch, int n, int cols, int k, int form, T scale, T shift, const T* a,
-                      const T* rhs, T* x, int* info) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  const int lane = threadIdx.x % N, ld = N + 2;
-  const i64 item = blockIdx.x * (i64)(blockDim.x / N) + threadIdx.x / N;
-  const bool present = item < batch;
-  const int depth = form == 0 ? n : k; // columns of the staged matrix
-  T* buf = reinterpret_cast<T*>(smem) + (threadIdx.x / N) * Chunk * ld;
-  const T* src = a + (present ? item : 0) * (i64)n * depth;
-  T r[N];
-#pragma unroll
-  for (int j = 0; j < N; ++j)
-    r[j] = T(0);
-  // Each lane fetches its Chunk elements of a chunk into v at once, the next chunk
-  // while the warp works on this one: Chunk loads in flight, not one at a time.
+__device__ void shiftedGram(T* m, T* buf, const T* src, int n, int depth, int form, T scale,
+                            T shift, bool present, int lane) {
+  constexpr int cld = WarpLayout<T, N>::chunkLd, ld = WarpLayout<T, N>::ld;
+  constexpr bool tensor = sizeof(T) == 8 && N == 32;
+  constexpr int TC = tensor ? 2 : N >= 32 ? 8 : N >= 8 ? 4 : 2, TR = tensor ? 1 : N / TC;
+  constexpr int tiles = tensor ? 10 : TR; // tensor: the lower 8 x 8 tiles (bi >= bj)
   T v[Chunk];
   auto fetch = [&](int c0) {
 #pragma unroll
@@ -262,82 +268,158 @@ __global__ void __launch_bounds__(128)
       v[u] = in ? (form == 2 ? src[(i64)(c0 + q) * n + i] : src[(i64)i * depth + c0 + q]) : T(0);
     }
   };
+  const int ti = lane / (N / TC) * TR, tj = lane % (N / TC) * TC;
+  T acc[tiles][TC] = {};
   fetch(0);
   for (int c0 = 0; c0 < depth; c0 += Chunk) {
 #pragma unroll
     for (int u = 0; u < Chunk; ++u) {
       const int t = lane + u * N, i = form == 2 ? t % N : t / Chunk,
                 q = form == 2 ? t / N : t % Chunk;
-      buf[q * ld + i] = v[u];
+      buf[q * cld + i] = v[u];
     }
     __syncwarp();
     if (c0 + Chunk < depth)
       fetch(c0 + Chunk);
-    if (form == 0) {
+    if constexpr (tensor) {
 #pragma unroll
-      for (int j = 0; j < N; ++j)
-        if (j >= c0 && j < c0 + Chunk)
-          r[j] = buf[(j - c0) * ld + lane];
+      for (int q = 0; q < Chunk; q += 4) {
+        T f[4]; // X(8 b + lane / 4, q + lane % 4): A's fragment for row block b, B's for column block b
+#pragma unroll
+        for (int b = 0; b < 4; ++b)
+          f[b] = buf[(q + lane % 4) * cld + 8 * b + lane / 4];
+#pragma unroll
+        for (int bi = 0, t = 0; bi < 4; ++bi)
+#pragma unroll
+          for (int bj = 0; bj <= bi; ++bj, ++t)
+            dmma(acc[t][0], acc[t][1], f[bi], f[bj]);
+      }
     } else {
 #pragma unroll 4
       for (int q = 0; q < Chunk; ++q) {
-        const T xi = buf[q * ld + lane];
+        T u[TR], w[TC];
 #pragma unroll
-        for (int j = 0; j < N; ++j)
-          r[j] += xi * buf[q * ld + j];
+        for (int a = 0; a < TR; ++a)
+          u[a] = buf[q * cld + ti + a];
+#pragma unroll
+        for (int b = 0; b < TC; ++b)
+          w[b] = buf[q * cld + tj + b];
+#pragma unroll
+        for (int a = 0; a < TR; ++a)
+#pragma unroll
+          for (int b = 0; b < TC; ++b)
+            acc[a][b] += u[a] * w[b];
       }
     }
     __syncwarp();
   }
+  auto put = [&](int i, int j, T g, bool mirror) {
+    m[i * ld + j] = scale * g + (i == j ? shift : T(0));
+    if (mirror)
+      m[j * ld + i] = m[i * ld + j];
+  };
+  if constexpr (tensor) {
 #pragma unroll
-  for (int j = 0; j < N; ++j) {
-    if (form != 0)
-      r[j] = scale * r[j] + (j == lane ? shift : T(0));
-    if (lane >= n || !present)
-      r[j] = j == lane ? T(1) : T(0);
+    for (int bi = 0, t = 0; bi < 4; ++bi)
+#pragma unroll
+      for (int bj = 0; bj <= bi; ++bj, ++t)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          put(8 * bi + lane / 4, 8 * bj + 2 * (lane % 4) + h, acc[t][h], bi != bj);
+  } else {
+#pragma unroll
+    for (int a = 0; a < TR; ++a)
+#pragma unroll
+      for (int b = 0; b < TC; ++b)
+        put(ti + a, tj + b, acc[a][b], false);
   }
-  // Right-looking Cholesky: step j turns column j into L(:, j) and updates the
-  // trailing lower triangle with it, lane i updating its row.
+}
+
+// A X = B for SPD A of n <= N rows, one matrix per N consecutive lanes of a warp
+// (N = 4, 8, 16 or 32; 128 / N matrices a block): no block-wide barrier. A is the
+// matrix `a` (form 0; only its lower triangle is read) or scale X X' + shift I
+// (form 1, X n x k at `a`) or scale X'X + shift I (form 2, X k x n), formed in
+// shared memory by shiftedGram: never in global memory. Lane i then holds row i
+// of A in registers and factors it right-looking, step j broadcasting column j
+// through shared memory; L goes to shared memory as it is final, and the two
+// triangular solves read it there. Lanes past n are rows of the identity: L is
+// diag(L, I), and their x is 0.
+template <typename T, int N, int Chunk>
+__global__ void __launch_bounds__(128)
+    warpCholeskySolve(i64 batch, int n, int cols, int k, int form, T scale, T shift, const T* a,
+                      const T* rhs, T* x, int* info) {
+  typedef WarpLayout<T, N> Layout;
+  constexpr int ld = Layout::ld;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int lane = threadIdx.x % N;
+  const i64 item = blockIdx.x * (i64)(blockDim.x / N) + threadIdx.x / N;
+  const bool present = item < batch;
+  T* m = reinterpret_cast<T*>(smem) + (threadIdx.x / N) * Layout::size(Chunk); // A, then L
+  T* colBuf = m + Layout::columns; // a step's column, two in turn
+  if (form == 0) {
+    const T* src = a + (present ? item : 0) * (i64)n * n;
+    if (present)
+      stage<T>(
+          n * n, Slot{lane, N, item, present}, [&](int t) { return src[t]; },
+          [&](int t, T v) { m[t / n * ld + t % n] = v; });
+  } else {
+    const int depth = k;
+    shiftedGram<T, N, Chunk>(m, m + Layout::chunk, a + (present ? item : 0) * (i64)n * depth, n,
+                             depth, form, scale, shift, present, lane);
+  }
+  __syncwarp();
+  T r[N];
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    r[j] = lane >= n || j >= n || !present ? (j == lane ? T(1) : T(0)) : m[lane * ld + j];
+
+  // Step j broadcasts column j, turns it into L(:, j) and takes
+  // L(i,j) L(m,j) = A(i,j) A(m,j) / A(j,j) from the rows below.
   int failed = 0;
   T dinv = T(1); // 1 / L(lane, lane)
 #pragma unroll
   for (int j = 0; j < N; ++j) {
-    const T d = __shfl_sync(0xffffffffu, r[j], j, N);
+    T* column = colBuf + (j % 2) * N;
+    column[lane] = r[j];
+    __syncwarp();
+    const T d = column[j];
     if (!failed && !(d > T(0)))
       failed = j + 1;
-    const T root = sqrt(d), inv = T(1) / root;
-    r[j] = lane > j ? r[j] * inv : lane == j ? root : T(0);
+    const T inv = rsqrt(d), root = d * inv, w = r[j] * inv * inv;
+#pragma unroll
+    for (int c = j + 1; c < N; ++c)
+      if (lane >= c)
+        r[c] -= w * column[c];
+    // L(lane, j) is final: into m (over A's row, read no more), out of registers.
+    m[lane * ld + j] = lane > j ? r[j] * inv : lane == j ? root : T(0);
     if (lane == j)
       dinv = inv;
-#pragma unroll
-    for (int m = j + 1; m < N; ++m) {
-      const T lmj = __shfl_sync(0xffffffffu, r[j], m, N);
-      if (lane >= m)
-        r[m] -= r[j] * lmj;
-    }
   }
+  __syncwarp();
+
+  // L from shared memory, volatile: read at each use, not kept in registers
+  // across the columns of B (which would cost occupancy).
+  const volatile T* l = m;
   const i64 base = (present ? item : 0) * (i64)n * cols;
   for (int c = 0; c < cols; ++c) {
     T y = present && lane < n ? rhs[base + (i64)lane * cols + c] : T(0);
-    // L y = b, column by column: y_j final, then taken out of the rows below.
+    // L y = b: y_j final, then taken out of the rows below.
 #pragma unroll
     for (int j = 0; j < N; ++j) {
       if (lane == j)
         y *= dinv;
       const T yj = __shfl_sync(0xffffffffu, y, j, N);
       if (lane > j)
-        y -= r[j] * yj;
+        y -= l[lane * ld + j] * yj;
     }
-    // L' x = y, row by row from the last: x_j = (y_j - sum_{i>j} L(i,j) x_i) / L(j,j),
-    // the sum over the lanes below j, which hold their final x.
+    // L' x = y: x_j final, then taken out of the rows above, L'(i,j) = L(j,i).
 #pragma unroll
     for (int j = N - 1; j >= 0; --j) {
-      T part = lane > j ? r[j] * y : T(0);
-#pragma unroll
-      for (int o = N / 2; o > 0; o /= 2)
-        part += __shfl_xor_sync(0xffffffffu, part, o, N);
       if (lane == j)
-        y = (y - part) * dinv;
+        y *= dinv;
+      const T xj = __shfl_sync(0xffffffffu, y, j, N);
+      if (lane < j)
+        y -= l[j * ld + lane] * xj;
     }
     if (present && lane < n)
       x[base + (i64)lane * cols + c] = y;
@@ -430,6 +512,11 @@ int warpRows(int64_t n) {
     if (n <= rows)
       return rows;
   return 0;
+}
+
+/// Shared elements of one matrix of warpCholeskySolve (its WarpLayout::size).
+int64_t warpSharedElements(int rows, size_t elementSize) {
+  return rows * (rows + 1) + 2 * rows + kWarpChunk * (rows + 16 / elementSize);
 }
 
 /// The value of a kernel parameter as CapturedRun and launch() take it: its bytes
@@ -600,7 +687,7 @@ KernelLaunch SmallBatched::choleskySolveLaunch(int64_t batch, const SpdMatrices&
     int64_t perBlock = kWarpThreads / rows;
     l.config.block = dim3(kWarpThreads);
     l.config.grid = dim3(static_cast<unsigned>((batch + perBlock - 1) / perBlock));
-    l.config.sharedBytes = perBlock * kWarpChunk * (rows + 2) * elementSize;
+    l.config.sharedBytes = perBlock * warpSharedElements(rows, elementSize) * elementSize;
     auto real = [&](double v) {
       return elementSize == sizeof(float) ? slot(static_cast<float>(v)) : slot(v);
     };

@@ -26,6 +26,7 @@
 
 #include "runtime/cuda/CapturedRun.h"
 #include "runtime/cuda/Check.h"
+#include "runtime/cuda/DataMovement.h"
 #include "runtime/cuda/Device.h"
 #include "runtime/cuda/PreparedProgram.h"
 #include "runtime/cuda/RunBatch.h"
@@ -331,6 +332,15 @@ private:
     return nullptr;
   }
 
+  /// The buffers of `sources` in a run.
+  llvm::SmallVector<const void*, 4> resolveAll(const Lane& lane, const Buffers& b,
+                                               llvm::ArrayRef<Source> sources) const {
+    llvm::SmallVector<const void*, 4> buffers;
+    for (Source s : sources)
+      buffers.push_back(resolve(lane, b, s));
+    return buffers;
+  }
+
   /// The buffers of kernel step `p` in a run.
   struct KernelCall {
     llvm::SmallVector<const void*, 8> ins;
@@ -401,6 +411,10 @@ private:
       case PreparedStep::How::Library:
         runLibrary(lane, b, p);
         break;
+      case PreparedStep::How::Move:
+        enqueueMove(*p.step->nodes.front(), resolveAll(lane, b, p.ins), resolve(lane, b, p.outs[0]),
+                    lane.stream);
+        break;
       case PreparedStep::How::Host:
         runOnHost(lane, b, p);
         break;
@@ -437,10 +451,8 @@ private:
   }
 
   void runLibrary(Lane& lane, const Buffers& b, const PreparedStep& p) {
-    llvm::SmallVector<const void*, 4> ins;
+    llvm::SmallVector<const void*, 4> ins = resolveAll(lane, b, p.ins);
     llvm::SmallVector<void*, 4> outs;
-    for (Source s : p.ins)
-      ins.push_back(resolve(lane, b, s));
     for (Source s : p.outs)
       outs.push_back(resolve(lane, b, s));
     lane.library->run(*p.step->nodes.front(), ins, outs, lane.checks.as<int>() + p.checkOffset);

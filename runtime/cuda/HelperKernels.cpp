@@ -211,6 +211,46 @@ __global__ void firstZeroDiagonal(i64 batch, i64 n, const T* a, int* info) {
   }
 }
 
+// Data movement, on elements of T's size whatever their type (DataMovement.h).
+// out[outOffset + sum_k c_k out_k] = in[inOffset + sum_k c_k in_k] for every point c
+// of `shape`: transpose, slice, diag_part and a concat operand's slab.
+struct Strided {
+  int rank;
+  i64 count, inOffset, outOffset;
+  i64 shape[8], in[8], out[8];
+};
+template <typename T> __global__ void gather(Strided s, const T* in, T* out) {
+  FOR_EACH(t, s.count) {
+    i64 rest = t, from = s.inOffset, to = s.outOffset;
+    for (int k = s.rank - 1; k >= 0; --k) {
+      i64 c = rest % s.shape[k];
+      rest /= s.shape[k];
+      from += c * s.in[k];
+      to += c * s.out[k];
+    }
+    out[to] = in[from];
+  }
+}
+
+// triu (upper) keeps the elements with column - row >= k, tril those with
+// column - row <= k; the others become zero bits.
+template <typename T>
+__global__ void keepTriangle(i64 count, i64 rows, i64 cols, i64 k, int upper, const T* in,
+                             T* out) {
+  FOR_EACH(t, count) {
+    i64 d = t % cols - t / cols % rows;
+    out[t] = (upper ? d >= k : d <= k) ? in[t] : T(0);
+  }
+}
+
+// diag: each n-vector of `in` on the diagonal of an n x n matrix, zeros elsewhere.
+template <typename T> __global__ void diagEmbed(i64 count, i64 n, const T* in, T* out) {
+  FOR_EACH(t, count) {
+    i64 j = t % n, i = t / n % n;
+    out[t] = i == j ? in[t / (n * n) * n + i] : T(0);
+  }
+}
+
 // ptrs[b] = base + b * strideBytes, for the batched library routines.
 extern "C" __global__ void pointerArray(i64 batch, char* base, i64 strideBytes, char** ptrs) {
   FOR_EACH(b, batch) ptrs[b] = base + b * strideBytes;
@@ -222,6 +262,10 @@ const char* kFloatKernels[] = {"transpose",     "unpackTriangle",    "zeroTriang
                                "mirrorUpper",   "identity",          "permutation",
                                "luDeterminant", "firstZeroDiagonal", "fill",
                                "eye",           "householderQ",      "refactorSingular"};
+/// The data movement templates, instantiated for elements of 1, 2, 4 and 8 bytes.
+const char* kMoveKernels[] = {"gather", "keepTriangle", "diagEmbed"};
+const char* kMoveTypes[] = {"unsigned char", "unsigned short", "unsigned int",
+                            "unsigned long long"};
 /// The trace instantiations: element type and accumulator.
 const char* kTraceKernels[] = {"trace<float, double>", "trace<double, double>",
                                "trace<int, unsigned>", "trace<long long, unsigned long long>"};
@@ -249,13 +293,21 @@ Kernel HelperKernels::operator[](const std::string& expression) const {
   return it->second;
 }
 
-HelperKernels::HelperKernels() {
+ModuleSource HelperKernels::moduleSource() {
   ModuleSource source{kHelperSource, "graphc_linalg_helpers.cu", {}};
   for (const char* name : kFloatKernels)
     for (const char* type : {"float", "double"})
       source.nameExpressions.push_back(fmt::format("{}<{}>", name, type));
+  for (const char* name : kMoveKernels)
+    for (const char* type : kMoveTypes)
+      source.nameExpressions.push_back(fmt::format("{}<{}>", name, type));
   source.nameExpressions.insert(source.nameExpressions.end(), std::begin(kTraceKernels),
                                 std::end(kTraceKernels));
+  return source;
+}
+
+HelperKernels::HelperKernels() {
+  ModuleSource source = moduleSource();
   module_ = KernelCache::global().getModule(source);
   for (const std::string& expression : source.nameExpressions)
     kernels_[expression] = module_->kernel(expression);

@@ -33,6 +33,10 @@ public:
   /// The batched small-matrix kernels.
   const SmallBatched& small() const { return small_; }
 
+  /// The kernels' CUDA C++ and name expressions (what the constructor compiles,
+  /// besides the module of SmallBatched).
+  static ModuleSource moduleSource();
+
 private:
   HelperKernels();
 

@@ -5,6 +5,7 @@
 #include "passes/MemoryPlan.h"
 #include "passes/Rewrite.h"
 #include "runtime/cuda/Check.h"
+#include "runtime/cuda/DataMovement.h"
 #include "runtime/cuda/KernelCache.h"
 
 #include <fmt/format.h>
@@ -54,6 +55,9 @@ void PreparedProgram::prepareSteps() {
       p.how = PreparedStep::How::Library;
       p.checkOffset = checkWords_;
       checkWords_ += LibraryContext::infoCount(first);
+    } else if (s.nodes.size() == 1 && movesOnDevice(first)) {
+      p.how = PreparedStep::How::Move;
+      p.inputs.assign(first.operands().begin(), first.operands().end()); // repeats kept
     } else if (s.kind == passes::Step::Kind::Kernel &&
                passes::fusionRole(first) != passes::FusionRole::Alone) {
       auto built = codegen::buildKernel(s.nodes, s.outputs);
@@ -272,6 +276,15 @@ void PreparedProgram::uploadConstants(LibraryContext& library) {
     GRAPHC_CUDA_CHECK(cudaStreamSynchronize(library.stream())); // `host` dies here
   }
   GRAPHC_CUDA_CHECK(cudaStreamSynchronize(library.stream()));
+}
+
+std::string PreparedProgram::hows() const {
+  static const char* names[] = {"Kernel", "Library", "Move", "Host", "CholeskySolve", "Absorbed"};
+  static_assert(static_cast<int>(PreparedStep::How::Absorbed) == 5);
+  std::string text;
+  for (const PreparedStep& p : steps_)
+    text += std::string(text.empty() ? "" : " ") + names[static_cast<int>(p.how)];
+  return text;
 }
 
 bool PreparedProgram::oneKernel() const {

@@ -30,6 +30,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace graphc::cuda {
@@ -57,6 +58,7 @@ struct PreparedStep {
   enum class How {
     Kernel,        ///< a fused kernel
     Library,       ///< a cuBLAS/cuSOLVER call (Library.h)
+    Move,          ///< a data-movement op on the device (DataMovement.h)
     Host,          ///< nodes run on the host
     CholeskySolve, ///< a Cholesky and the two solves with its factor, in one kernel
                    ///< (and the steps forming its matrix: PreparedProgram::formedInSolve)
@@ -111,6 +113,8 @@ public:
   /// True when a run can be captured as a CUDA graph: no host steps, no kernel
   /// that always fails.
   bool capturable() const { return capturable_; }
+  /// How each step runs, in order, e.g. "Move Kernel CholeskySolve Absorbed Absorbed".
+  std::string hows() const;
   /// True when the program is one fused kernel reading and writing the caller's
   /// buffers and nothing else: deferred runs of it share launches (RunBatch).
   bool oneKernel() const;

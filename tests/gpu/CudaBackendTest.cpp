@@ -4,7 +4,8 @@
 // slots) against the CPU backend on the same random inputs, f32 and f64: every
 // example graph and fusion/lowering golden case, as written and through the
 // default pipeline; sources computed inside kernels against cpu-unfused. Also:
-// device-resident inputs and outputs, the Cholesky-to-LU fallback on the GPU,
+// device-resident inputs and outputs, data movement on the device, the
+// Cholesky-to-LU fallback on the GPU,
 // solver failures and running out of GPU memory.
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +14,7 @@
 #include "ir/Parser.h"
 #include "runtime/core/Compile.h"
 #include "runtime/cuda/CudaBackend.h"
+#include "runtime/cuda/PreparedProgram.h"
 #include "support/GraphFiles.h"
 #include "support/Numeric.h"
 #include "tests/codegen/KernelCases.h"
@@ -144,6 +146,45 @@ graph @spd(%x: {0}[16,{1},{2}], %b: {0}[16,{1},{3}]) {{
                                        dtype, n, 2 * n, cols);
         expectSameAsCpu(*ir::parseGraph(text), 11 + n + cols, "");
       }
+}
+
+TEST(CudaBackend, DataMovementRunsOnTheDevice) {
+  GRAPHC_REQUIRE_GPU();
+  // Each data-movement op alone (a group of its own), in three element sizes, and
+  // between fused kernels: every step on the device, the results the cpu's.
+  const char* ops = R"(
+graph @moves(%x: {0}[3,4,5], %y: {0}[3,2,5], %v: {0}[2,6]) {{
+  %t = transpose %x {{perm=[2,0,1]}}
+  %s = slice %x {{start=[1,0,1], stop=[3,4,5], stride=[1,2,3]}}
+  %c = concat %x, %y, %x {{axis=1}}
+  %d = diag %v
+  %p = diag_part %x
+  %u = triu %x {{k=1}}
+  %l = tril %x {{k=-1}}
+  return %t, %s, %c, %d, %p, %u, %l
+}})";
+  const char* mixed = R"(
+graph @mixed(%x: f64[6,8], %w: f64[8,6]) {
+  %e = exp %x
+  %s = slice %e {start=[1,2], stop=[5,8], stride=[2,1]}
+  %t = transpose %s {perm=[1,0]}
+  %w2 = slice %w {start=[2,0], stop=[8,2], stride=[1,1]}
+  %m = mul %t, %w2
+  %u = triu %m {k=0}
+  %n = neg %u
+  return %n
+})";
+  for (const char* dtype : {"f64", "f32", "i32"}) {
+    auto g = ir::parseGraph(fmt::format(fmt::runtime(ops), dtype));
+    EXPECT_EQ(cuda::PreparedProgram(*g).hows(), "Move Move Move Move Move Move Move");
+    expectSameAsCpu(*g, 17, "none");
+  }
+  auto g = ir::parseGraph(mixed);
+  std::string hows = cuda::PreparedProgram(*g).hows();
+  EXPECT_EQ(hows.find("Host"), std::string::npos) << hows;
+  EXPECT_NE(hows.find("Move"), std::string::npos) << hows;
+  expectSameAsCpu(*g, 18, "none");
+  expectSameAsCpu(*g, 18, "");
 }
 
 TEST(CudaBackend, OutOfMemoryIsAClearErrorAndTheBackendGoesOn) {

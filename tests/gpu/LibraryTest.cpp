@@ -9,10 +9,22 @@
 //===----------------------------------------------------------------------===//
 #include "LibraryTestUtil.h"
 
+#include "runtime/cuda/HelperKernels.h"
+
 #include <cstdio>
 
 namespace graphc::testing {
 namespace {
+
+TEST(Library, HelperKernelsCompileForSm90WithoutAGpu) {
+  cuda::ModuleSource source = cuda::HelperKernels::moduleSource();
+  cuda::CompileOptions options;
+  options.computeCapability = 90;
+  options.nameExpressions = source.nameExpressions;
+  cuda::CompiledModule m = cuda::compileCuda(source.source, source.name, options);
+  EXPECT_EQ(m.loweredNames.size(), source.nameExpressions.size());
+  EXPECT_EQ(m.log.find("warning"), std::string::npos) << m.log;
+}
 
 TEST(Library, MatmulWithTransposeFlags) {
   GRAPHC_REQUIRE_GPU();

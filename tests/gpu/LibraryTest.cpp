@@ -17,13 +17,7 @@ namespace graphc::testing {
 namespace {
 
 TEST(Library, HelperKernelsCompileForSm90WithoutAGpu) {
-  cuda::ModuleSource source = cuda::HelperKernels::moduleSource();
-  cuda::CompileOptions options;
-  options.computeCapability = 90;
-  options.nameExpressions = source.nameExpressions;
-  cuda::CompiledModule m = cuda::compileCuda(source.source, source.name, options);
-  EXPECT_EQ(m.loweredNames.size(), source.nameExpressions.size());
-  EXPECT_EQ(m.log.find("warning"), std::string::npos) << m.log;
+  expectCompilesForSm90(cuda::HelperKernels::moduleSource());
 }
 
 TEST(Library, MatmulWithTransposeFlags) {

@@ -13,7 +13,9 @@
 #include "ir/Graph.h"
 #include "runtime/core/Array.h"
 #include "runtime/core/Backend.h"
+#include "runtime/cuda/KernelCache.h"
 #include "runtime/cuda/Library.h"
+#include "runtime/cuda/Nvrtc.h"
 #include "runtime/cuda/Pool.h"
 
 #include <cmath>
@@ -166,6 +168,17 @@ inline Array fromDoubles(DType dtype, const std::vector<double>& v, llvm::ArrayR
     using T = typename decltype(tag)::type;
     return Array::fromVector<T>(std::vector<T>(v.begin(), v.end()), shape);
   });
+}
+
+/// Expects NVRTC to compile `source` for sm_90 (no GPU needed) with every name
+/// expression lowered and no warning.
+inline void expectCompilesForSm90(const cuda::ModuleSource& source) {
+  cuda::CompileOptions options;
+  options.computeCapability = 90;
+  options.nameExpressions = source.nameExpressions;
+  cuda::CompiledModule m = cuda::compileCuda(source.source, source.name, options);
+  EXPECT_EQ(m.loweredNames.size(), source.nameExpressions.size());
+  EXPECT_EQ(m.log.find("warning"), std::string::npos) << m.log;
 }
 
 /// Expects `got` to equal `want` within a relative tolerance (1e-10 for f64, 1e-4

@@ -18,9 +18,11 @@ namespace {
 using ir::Value;
 using passes::Storage;
 
-/// The largest n a Cholesky and its two solves are fused at: below it the
-/// shared-memory factorization beats cuSOLVER (SmallBatched.h, measured at W5).
-constexpr int64_t kMaxCholeskySolveN = 96;
+/// The most bytes of parameters a run copies so that library calls in a captured
+/// graph find them in place: past it the copies (about 5 us at 16 MB on an H200)
+/// cost more than the launches a graph saves, so the run is not captured and the
+/// calls read the caller's arrays.
+constexpr int64_t kMaxStagedBytes = int64_t{16} << 20;
 
 /// A copy of `n` alone in a graph whose parameters are its operands.
 std::unique_ptr<ir::Graph> graphOfNode(const ir::Node& n) {
@@ -132,7 +134,7 @@ void PreparedProgram::fuseCholeskySolves() {
     SpdMatrices form{SpdMatrices::Matrix, ta.shape.back()};
     int64_t cols = b.type().shape.back();
     size_t bytes = ir::dtypeSize(ta.dtype);
-    if (sameSlot(a) || sameSlot(b) || form.n > kMaxCholeskySolveN ||
+    if (sameSlot(a) || sameSlot(b) ||
         !(small_ ? *small_ : small_.emplace()).fitsCholeskySolve(form, cols, bytes))
       continue;
     c.how = PreparedStep::How::CholeskySolve;
@@ -215,13 +217,23 @@ KernelLaunch PreparedProgram::choleskySolveLaunch(const PreparedStep& p,
 void PreparedProgram::planBindings() {
   std::map<std::pair<const ir::Node*, unsigned>, bool> readByCall; // by a library or host step
   std::map<std::pair<const ir::Node*, unsigned>, bool> byKernel;
+  std::vector<bool> paramReadByCall(graph_->params().size());
   for (const PreparedStep& p : steps_) {
-    for (Value v : p.inputs)
-      if (!p.rebound())
-        readByCall[{v.node, v.index}] = true;
+    for (Value v : p.inputs) {
+      if (p.rebound())
+        continue;
+      readByCall[{v.node, v.index}] = true;
+      if (Storage st = program_.storage(v); st.kind == Storage::Param)
+        paramReadByCall[st.index] = true;
+    }
     for (Value v : p.outputs)
       byKernel[{v.node, v.index}] = p.rebound();
   }
+  int64_t stagedBytes = 0;
+  for (size_t i = 0; i < paramReadByCall.size(); ++i)
+    if (paramReadByCall[i])
+      stagedBytes += graph_->params()[i]->type().bytes();
+  capturable_ = capturable_ && stagedBytes <= kMaxStagedBytes;
   std::vector<int> stagedIndex(graph_->params().size(), -1);
   std::map<std::pair<const ir::Node*, unsigned>, int> direct; // value -> output it is
   const auto& outputs = graph_->outputs();
@@ -236,7 +248,7 @@ void PreparedProgram::planBindings() {
     auto d = direct.find({v.node, v.index});
     if (d != direct.end())
       return Source{Source::Output, d->second};
-    if (st.kind == Storage::Param && call) {
+    if (st.kind == Storage::Param && call && capturable_) {
       if (stagedIndex[st.index] < 0) {
         stagedIndex[st.index] = static_cast<int>(staged_.size());
         staged_.push_back(st.index);

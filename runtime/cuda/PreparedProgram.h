@@ -13,6 +13,8 @@
 // stays put from run to run, because a captured CUDA graph keeps their pointers: a
 // parameter a library call reads is first copied into a staging buffer of the lane,
 // and an output no fused kernel writes is copied from its slot at the end of the run.
+// A program whose library calls read more than 16 MB of parameters is not captured:
+// the calls read the parameters in place.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -111,7 +113,7 @@ public:
   /// Ints of check words per run.
   int64_t checkWords() const { return checkWords_; }
   /// True when a run can be captured as a CUDA graph: no host steps, no kernel
-  /// that always fails.
+  /// that always fails, at most 16 MB of parameters to stage.
   bool capturable() const { return capturable_; }
   /// How each step runs, in order, e.g. "Move Kernel CholeskySolve Absorbed Absorbed".
   std::string hows() const;

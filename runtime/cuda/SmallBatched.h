@@ -7,9 +7,10 @@
 // rather than on arithmetic. Each matrix is loaded once into shared memory by its
 // own group of threads (blockDim.x threads per matrix, blockDim.y matrices per
 // block), factored or solved there step by step with the group synchronized
-// between steps, and written back once. SPD solves of n <= 32 go further: a
-// matrix per warp (or part of one), a row per lane, no block-wide barrier, and the
-// matrix may be formed from its Gram factor inside the kernel. Layouts are the
+// between steps, and written back once. SPD solves go further (SpdSolveKernels.h):
+// a matrix per warp (or part of one) up to n = 32, a matrix per block in registers
+// up to n = 128, and the matrix may be formed from its Gram factor inside the
+// kernel. Layouts are the
 // row-major ones of runtime/cuda/Library.h, and the info words are LAPACK's (first failing leading
 // minor; first zero diagonal). LibraryContext::run decides when to use them.
 //
@@ -96,18 +97,18 @@ public:
                        TriangleFlags flags, int* info, cudaStream_t stream,
                        int threadsPerMatrix = 0) const;
 
-  /// True when choleskySolve() takes matrices `a` with `cols` right-hand sides (the
-  /// Gram forms take n <= 32).
+  /// True when choleskySolve() takes matrices `a` (n up to 128) with `cols`
+  /// right-hand sides.
   bool fitsCholeskySolve(const SpdMatrices& a, int64_t cols, size_t elementSize) const;
   /// True when gram() takes matrices of `rows` rows (of any length).
   bool fitsGram(int64_t rows, size_t elementSize) const;
 
   /// x = A^-1 B for the `batch` row-major SPD n x n matrices A described by `form`
   /// (from `a`: A itself, only its lower triangle read, or its factors X) and the
-  /// n x cols right-hand sides `b`, through A = L L' in registers (n <= 32, a warp's
-  /// lanes a matrix) or shared memory: `a` and B read once, X written once, A, L
-  /// and L^-1 B never stored. info[b] as for cholesky(); the x of a failing item is
-  /// unspecified.
+  /// n x cols right-hand sides `b`, through A = L L' (n <= 32: a warp's lanes a
+  /// matrix) or A = L D L' (a block's registers a matrix): `a` and B read once, X
+  /// written once, A, L and L^-1 B never stored. info[b] as for cholesky(); the x
+  /// of a failing item is unspecified.
   template <typename T>
   void choleskySolve(int64_t batch, const SpdMatrices& form, int64_t cols, const T* a, const T* b,
                      T* x, int* info, cudaStream_t stream) const {

@@ -3,7 +3,8 @@
 // The cuda backend's prepared runs against the cpu backend on random inputs:
 // runs into the caller's device arrays with new buffers every run (the captured
 // CUDA graph is pointed at them) and the same with graphs off, graphs where
-// library calls read parameters and write outputs (staged and copied), K deferred
+// library calls read parameters and write outputs (staged and copied, or read in
+// place when too large to copy every run), K deferred
 // runs with one wait, failures reported by finish() with their run (solver info
 // words and kernel error words, beyond the check ring's size), and concurrent
 // run() calls from several threads.
@@ -16,6 +17,7 @@
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/FusedKernel.h"
+#include "runtime/cuda/PreparedProgram.h"
 #include "support/Numeric.h"
 
 #include <algorithm>
@@ -89,6 +91,35 @@ TEST(CudaPreparedRun, RunsIntoNewDeviceBuffersEveryRun) {
       exe->run(onDevice(host), outs);
       expectOutputs(outs, cpu->run(host),
                     fmt::format("graphs {}, run {}", graphs ? "on" : "off", run));
+    }
+  }
+}
+
+/// Library calls read small parameters from staging buffers in a captured graph,
+/// and parameters past 16 MB in place, uncaptured; both give the cpu's results
+/// with new buffers every run.
+TEST(CudaPreparedRun, LargeParametersAreReadInPlace) {
+  GRAPHC_REQUIRE_GPU();
+  const char* text = R"(
+graph @mm(%x: f64[{0},{0}], %w: f64[{0},8]) {{
+  %c = matmul %x, %w
+  %t = tanh %c
+  return %t
+}})";
+  for (int64_t n : {64, 1500}) {
+    SCOPED_TRACE(fmt::format("n = {}", n));
+    auto g = ir::parseGraph(fmt::format(fmt::runtime(text), n));
+    cuda::PreparedProgram prepared(*g);
+    bool large = n * n * 8 > (16 << 20);
+    EXPECT_EQ(prepared.capturable(), !large);
+    EXPECT_EQ(prepared.staged().size(), large ? 0u : 2u);
+    auto cpu = getBackend("cpu").compile(*g);
+    auto exe = getBackend("cuda").compile(*g);
+    for (uint64_t run = 0; run < 3; ++run) {
+      std::vector<Array> host = testing::randomInputs(*g, 20 + run);
+      std::vector<Array> outs = deviceOutputs(*exe);
+      exe->run(onDevice(host), outs);
+      expectOutputs(outs, cpu->run(host), fmt::format("run {}", run));
     }
   }
 }

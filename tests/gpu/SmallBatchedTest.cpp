@@ -244,7 +244,7 @@ TEST(SmallBatched, FailuresNameTheItemAndMinor) {
 TEST(SmallBatched, CholeskySolveMatchesTheCpu) {
   GRAPHC_REQUIRE_GPU();
   for (DType dt : kFloats)
-    for (int64_t cols : {1, 2, 3, 8, 15, 16}) {
+    for (int64_t cols : {1, 2, 3, 8, 15, 16, 19}) {
       std::vector<int64_t> sizes(std::begin(kSizes), std::end(kSizes));
       sizes.push_back(largestCholeskySolve(dt, cols));
       for (int64_t n : sizes) {
@@ -258,6 +258,7 @@ TEST(SmallBatched, CholeskySolveMatchesTheCpu) {
         expectClose(got.x, cpuCholeskySolve(a, b), what);
       }
     }
+  EXPECT_FALSE(kernels().fitsCholeskySolve({cuda::SpdMatrices::Matrix, 129}, 1, sizeof(double)));
   // Several blocks of several matrices each, the last block part full.
   Array a = spd(DType::F64, {1001, 32, 32}, 62), b = randn(DType::F64, {1001, 32, 1}, 63);
   CholeskySolveResult got = choleskySolveOnGpu(a, b, false);
@@ -288,8 +289,8 @@ TEST(SmallBatched, GramCholeskySolveMatchesTheCpu) {
   GRAPHC_REQUIRE_GPU();
   using Form = cuda::SpdMatrices;
   for (DType dt : kFloats)
-    for (int64_t n : {1, 3, 4, 5, 8, 13, 16, 17, 31, 32})
-      for (int64_t k : {1, 7, 16, 33, 64})
+    for (int64_t n : {1, 3, 4, 5, 8, 13, 16, 17, 31, 32, 33, 50, 64, 65, 100, 128})
+      for (int64_t k : {1, 7, 16, 33, 64, 256})
         for (bool transposed : {false, true}) {
           int64_t cols = 1 + (n + k) % 3;
           std::string what = fmt::format("gram cholesky solve n={} k={} transposed={} cols={} {}",
@@ -312,6 +313,12 @@ TEST(SmallBatched, GramCholeskySolveMatchesTheCpu) {
   expectClose(got.x, cpuCholeskySolve(hostShiftedGram(x, false, 1.0 / 64, 0.1), b), "W5 shape");
   form.scale = -1;
   EXPECT_EQ(choleskySolveOnGpu(x, b, false, form).info, std::vector<int>(1001, 1));
+  // A matrix a block: W5's larger shape, with 16 right-hand sides.
+  form = {Form::Gram, 128, 256, 1.0 / 256, 0.1};
+  x = randn(DType::F64, {130, 128, 256}, 72), b = randn(DType::F64, {130, 128, 16}, 73);
+  got = choleskySolveOnGpu(x, b, true, form);
+  EXPECT_EQ(got.info, std::vector<int>(130, 0));
+  expectClose(got.x, cpuCholeskySolve(hostShiftedGram(x, false, 1.0 / 256, 0.1), b), "128 x 256");
 }
 
 TEST(SmallBatched, CholeskySolveNamesTheFailingMinor) {
@@ -319,7 +326,9 @@ TEST(SmallBatched, CholeskySolveNamesTheFailingMinor) {
   for (DType dt : kFloats)
     for (auto [n, k, value] : {std::tuple<int64_t, int64_t, double>{33, 16, -1.0},
                                {8, 0, 0.0},
-                               {32, 31, std::nan("")}}) {
+                               {32, 31, std::nan("")},
+                               {100, 99, 0.0},
+                               {128, 64, -2.0}}) {
       SCOPED_TRACE(fmt::format("n={} A({},{}) = {} {}", n, k, k, value, label(dt, {5})));
       // Identity matrices but item 3: its leading minor k + 1 is not positive
       // definite. The items beside it in its block still solve to B.
@@ -404,6 +413,8 @@ graph @t(%x: f64[40,9,24], %b: f64[40,9,2]) {
        {std::pair<std::string, std::string>{bench::batchedSpdGraph(300, 32, "f64"), formed},
         {bench::batchedSpdGraph(300, 32, "f32"), formed},
         {bench::batchedSpdGraph(300, 5, "f64"), formed},
+        {bench::batchedSpdGraph(40, 100, "f64"), formed},
+        {bench::batchedSpdGraph(40, 128, "f32"), formed},
         {transposed, formed},
         {alsoS, "Library Kernel CholeskySolve Absorbed Absorbed"}}) {
     auto g = ir::parseGraph(text);

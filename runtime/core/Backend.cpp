@@ -70,10 +70,10 @@ void Executable::checkInputs(llvm::ArrayRef<Array> inputs) const {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::TensorType& want = sig_.paramTypes[i];
     const Array& a = inputs[i];
-    std::string got = a.valid() ? a.type().str() : "an empty array";
     if (!a.valid() || a.type() != want)
       throw Error(fmt::format("@{}: input {} (%{}) must be {}, got {}", sig_.graphName, i,
-                              sig_.paramNames[i], want.str(), got));
+                              sig_.paramNames[i], want.str(),
+                              a.valid() ? a.type().str() : "an empty array"));
     if (a.device() != Device::Host && device() == Device::Host)
       throw Error(fmt::format("@{}: input {} (%{}) is in {} memory; the cpu backend needs host "
                               "arrays",

@@ -35,13 +35,17 @@ cudaGraphNode_t CapturedRun::lastNode(cudaStream_t stream) {
   return deps[0];
 }
 
-void CapturedRun::recordKernel(size_t id, llvm::ArrayRef<void*> args, cudaStream_t stream) {
+void CapturedRun::recordKernel(size_t id, const KernelLaunch& l, cudaStream_t stream) {
+  // The node's parameters come from the launch: cudaGraphKernelNodeGetParams
+  // cannot name a kernel of a library loaded at run time (it fails with
+  // cudaErrorInvalidDeviceFunction).
   KernelNode k;
   k.node = lastNode(stream);
-  GRAPHC_CUDA_CHECK(cudaGraphKernelNodeGetParams(k.node, &k.params));
-  k.params.kernelParams = nullptr; // owned by the node; bindKernel sets its own
-  k.params.extra = nullptr;
-  k.args.assign(args.begin(), args.end());
+  k.params.func = static_cast<void*>(l.kernel.handle());
+  k.params.gridDim = l.config.grid;
+  k.params.blockDim = l.config.block;
+  k.params.sharedMemBytes = static_cast<unsigned>(l.config.sharedBytes);
+  k.args.assign(l.args.begin(), l.args.end());
   kernels_.resize(std::max(kernels_.size(), id + 1));
   kernels_[id] = std::move(k);
 }

@@ -11,7 +11,8 @@
 //
 //   CapturedRun graph;
 //   graph.begin(stream);
-//   k.launch(ins, outs, word, stream);  graph.recordKernel(0, stream);
+//   KernelLaunch l = k.launchOf(ins, outs, word);
+//   l.enqueue(stream);                  graph.recordKernel(0, l, stream);
 //   library.run(...);                                    // captured, fixed pointers
 //   copy(out, slot, stream);            graph.recordCopy(0, stream);
 //   graph.end(stream);                                    // instantiates
@@ -21,6 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include "runtime/cuda/KernelLibrary.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -42,9 +45,9 @@ public:
 
   /// Starts capturing the work enqueued on `stream` from this thread.
   void begin(cudaStream_t stream);
-  /// Names the kernel launch just captured on `stream` kernel `id` (0, 1, ... in
-  /// any order) and remembers its argument values `args`.
-  void recordKernel(size_t id, llvm::ArrayRef<void*> args, cudaStream_t stream);
+  /// Names the launch `l` just captured on `stream` kernel `id` (0, 1, ... in any
+  /// order) and remembers its argument values.
+  void recordKernel(size_t id, const KernelLaunch& l, cudaStream_t stream);
   /// Names the 1-D copy just captured on `stream` copy `id`.
   void recordCopy(size_t id, void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
                   cudaStream_t stream);

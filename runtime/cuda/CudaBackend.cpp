@@ -33,6 +33,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -80,6 +81,11 @@ public:
 private:
   int* p_ = nullptr;
 };
+
+/// The process's captures (captureCounts()).
+struct {
+  std::atomic<uint64_t> captured{0}, failed{0};
+} captures;
 
 /// True unless GRAPHC_CUDA_GRAPHS=0.
 bool graphsEnabled() {
@@ -401,10 +407,10 @@ private:
       switch (p.how) {
       case PreparedStep::How::Kernel: {
         KernelCall c = kernelCall(lane, b, p);
-        p.kernel->launch(c.ins, c.outs, c.errorWord, lane.stream);
+        KernelLaunch l = p.kernel->launchOf(c.ins, c.outs, c.errorWord);
+        l.enqueue(lane.stream);
         if (record)
-          record->recordKernel(kernelId, p.kernel->arguments(c.ins, c.outs, c.errorWord),
-                               lane.stream);
+          record->recordKernel(kernelId, l, lane.stream);
         ++kernelId;
         break;
       }
@@ -422,7 +428,7 @@ private:
         KernelLaunch l = choleskySolveLaunch(lane, b, p);
         l.enqueue(lane.stream);
         if (record)
-          record->recordKernel(kernelId, l.args, lane.stream);
+          record->recordKernel(kernelId, l, lane.stream);
         ++kernelId;
         break;
       }
@@ -514,9 +520,11 @@ private:
       enqueueSteps(lane, b, slot, graph.get());
       graph->end(lane.stream);
       lane.graph = std::move(graph);
+      ++captures.captured;
     } catch (const Error&) {
       graph->abandon(lane.stream);
       lane.noGraph = true;
+      ++captures.failed;
     }
   }
 
@@ -583,6 +591,10 @@ Array toHost(const Array& a) {
 
 Array emptyOnDevice(DType dtype, llvm::ArrayRef<int64_t> shape) {
   return newDeviceArray(ir::TensorType(dtype, shape), nullptr);
+}
+
+CaptureCounts captureCounts() {
+  return {captures.captured.load(), captures.failed.load()};
 }
 
 std::unique_ptr<Backend> createCudaBackend() {

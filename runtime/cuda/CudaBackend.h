@@ -30,4 +30,12 @@ Array emptyOnDevice(DType dtype, llvm::ArrayRef<int64_t> shape);
 /// A host copy of device array `a`. Synchronous.
 Array toHost(const Array& a);
 
+/// How many runs were captured as CUDA graphs since the process started, and how
+/// many captures failed (those runs, and later ones on the same lane, go step by
+/// step: correct, but paying every launch). Tests check that programs capture.
+struct CaptureCounts {
+  uint64_t captured = 0, failed = 0;
+};
+CaptureCounts captureCounts();
+
 } // namespace graphc::cuda

@@ -56,20 +56,14 @@ llvm::SmallVector<void*, 16> CudaFusedKernel::arguments(llvm::ArrayRef<const voi
   return values;
 }
 
-void CudaFusedKernel::launch(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
-                             int* errorWord, cudaStream_t stream) const {
-  llvm::SmallVector<void*, 16> values = arguments(inputs, outputs, errorWord);
+KernelLaunch CudaFusedKernel::launchOf(llvm::ArrayRef<const void*> inputs,
+                                       llvm::ArrayRef<void*> outputs, int* errorWord) const {
+  KernelLaunch l{loaded_->kernel, {}, arguments(inputs, outputs, errorWord)};
   if (!emptyReduction_.empty())
     throw Error(emptyReduction_);
-  // cudaLaunchKernel wants the address of each parameter's value.
-  llvm::SmallVector<void*, 16> args;
-  for (void*& v : values)
-    args.push_back(&v);
-  LaunchConfig config;
-  config.grid = dim3(cuda_.gridSize);
-  config.block = dim3(cuda_.blockSize);
-  config.stream = stream;
-  loaded_->kernel.launch(config, args);
+  l.config.grid = dim3(cuda_.gridSize);
+  l.config.block = dim3(cuda_.blockSize);
+  return l;
 }
 
 void CudaFusedKernel::launchRuns(void* const* table, unsigned runs, cudaStream_t stream) const {

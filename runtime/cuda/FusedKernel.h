@@ -48,7 +48,12 @@ public:
   /// int when hasErrorWord(), ignored otherwise. Throws graphc::Error on a wrong
   /// argument count, a launch error, or alwaysFails().
   void launch(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs, int* errorWord,
-              cudaStream_t stream) const;
+              cudaStream_t stream) const {
+    launchOf(inputs, outputs, errorWord).enqueue(stream);
+  }
+  /// The launch launch() enqueues: to enqueue, or to record in a CUDA graph.
+  KernelLaunch launchOf(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
+                        int* errorWord) const;
 
   /// Enqueues `runs` runs in one launch (codegen::runsName): row r of `table`, a
   /// device-readable array of runs x arguments().size() values, holds run r's

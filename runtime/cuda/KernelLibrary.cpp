@@ -26,6 +26,17 @@ void Kernel::launch(const LaunchConfig& config, llvm::ArrayRef<void*> args) cons
                                      config.stream));
 }
 
+void KernelLaunch::enqueue(cudaStream_t stream) const {
+  if (config.grid.x == 0)
+    return;
+  llvm::SmallVector<void*, 16> values(args.begin(), args.end()), addresses;
+  for (void*& v : values)
+    addresses.push_back(&v);
+  LaunchConfig c = config;
+  c.stream = stream;
+  kernel.launch(c, addresses);
+}
+
 KernelLibrary::KernelLibrary(const CompiledModule& module) {
   GRAPHC_CUDA_CHECK(cudaLibraryLoadData(&library_, module.image.data(), nullptr, nullptr, 0,
                                         nullptr, nullptr, 0));

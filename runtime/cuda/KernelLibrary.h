@@ -11,6 +11,7 @@
 #include "runtime/cuda/Nvrtc.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cuda_runtime_api.h>
@@ -41,6 +42,18 @@ public:
 
 private:
   cudaKernel_t kernel_ = nullptr;
+};
+
+/// One launch of a kernel: the kernel, its grid and shared memory, and the values
+/// of its parameters, each in a pointer-sized slot (CapturedRun::bindKernel's
+/// form). `config.stream` is not used.
+struct KernelLaunch {
+  Kernel kernel;
+  LaunchConfig config;
+  llvm::SmallVector<void*, 16> args;
+
+  /// Enqueues it on `stream` (nothing when the grid is empty).
+  void enqueue(cudaStream_t stream) const;
 };
 
 /// A loaded code image (RAII around cudaLibrary_t). Move-only.

@@ -383,17 +383,6 @@ Kernel SmallBatched::kernel(const std::string& expression) const {
   return it->second;
 }
 
-void KernelLaunch::enqueue(cudaStream_t stream) const {
-  if (config.grid.x == 0)
-    return;
-  llvm::SmallVector<void*, 12> values(args.begin(), args.end()), addresses;
-  for (void*& v : values)
-    addresses.push_back(&v);
-  LaunchConfig c = config;
-  c.stream = stream;
-  kernel.launch(c, addresses);
-}
-
 /// Groups of `threadsPerMatrix`, as many per block as keep it at 256 threads and
 /// a quarter of the shared memory.
 KernelLaunch SmallBatched::groupsLaunch(const std::string& expression, int64_t batch,

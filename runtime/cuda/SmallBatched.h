@@ -53,18 +53,6 @@ struct SpdMatrices {
   double scale = 1, shift = 0;
 };
 
-/// One launch of a kernel: the kernel, its grid and shared memory, and the values
-/// of its parameters, each in a pointer-sized slot (CapturedRun::bindKernel's
-/// form).
-struct KernelLaunch {
-  Kernel kernel;
-  LaunchConfig config;
-  llvm::SmallVector<void*, 12> args;
-
-  /// Enqueues it on `stream`.
-  void enqueue(cudaStream_t stream) const;
-};
-
 /// The batched small-matrix kernels of the current device. Every launch only
 /// enqueues on the given stream: no allocation, no synchronization.
 class SmallBatched {

@@ -1,17 +1,18 @@
 //===- tests/gpu/CudaPreparedRunTest.cpp - Runs into device arrays, deferred ===//
 //
 // The cuda backend's prepared runs against the cpu backend on random inputs:
-// runs into the caller's device arrays with new buffers every run (the captured
-// CUDA graph is pointed at them) and the same with graphs off, graphs where
-// library calls read parameters and write outputs (staged and copied, or read in
-// place when too large to copy every run), K deferred
-// runs with one wait, failures reported by finish() with their run (solver info
-// words and kernel error words, beyond the check ring's size), and concurrent
-// run() calls from several threads.
+// every kind of step captured in a CUDA graph; runs into the caller's device
+// arrays with new buffers every run (the captured graph is pointed at them) and
+// the same with graphs off; graphs where library calls read parameters and write
+// outputs (staged and copied, or read in place when too large to copy every
+// run); K deferred runs with one wait; failures reported by finish() with their
+// run (solver info words and kernel error words, beyond the check ring's size);
+// and concurrent run() calls from several threads.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestUtil.h"
 
+#include "bench/Workloads.h"
 #include "ir/Parser.h"
 #include "runtime/core/Compile.h"
 #include "runtime/cuda/Check.h"
@@ -92,6 +93,41 @@ TEST(CudaPreparedRun, RunsIntoNewDeviceBuffersEveryRun) {
       expectOutputs(outs, cpu->run(host),
                     fmt::format("graphs {}, run {}", graphs ? "on" : "off", run));
     }
+  }
+}
+
+/// Runs are captured as CUDA graphs: a fused kernel alone, kernels with library
+/// calls, data movement, and a solve of small matrices formed in its kernel. A
+/// failed capture would leave the results right and every launch paid, so only
+/// the counts show it.
+TEST(CudaPreparedRun, ProgramsAreCapturedAsGraphs) {
+  GRAPHC_REQUIRE_GPU();
+  GraphsSetting on(true);
+  const char* moves = R"(
+graph @moves(%x: f64[6,10]) {
+  %t = transpose %x {perm=[1,0]}
+  %e = exp %t
+  %l = tril %e
+  return %l
+})";
+  std::vector<std::string> texts = {kMixed, bench::chainGraph(1024, "f32"), moves,
+                                    bench::batchedSpdGraph(64, 32, "f64"),
+                                    bench::batchedSpdGraph(8, 100, "f64")};
+  for (const std::string& text : texts) {
+    auto g = ir::parseGraph(text);
+    SCOPED_TRACE(g->name());
+    auto exe = getBackend("cuda").compile(*g);
+    std::vector<Array> host = testing::randomInputs(*g, 30), outs = deviceOutputs(*exe);
+    cuda::CaptureCounts before = cuda::captureCounts();
+    exe->run(onDevice(host), outs);
+    cuda::CaptureCounts after = cuda::captureCounts();
+    EXPECT_EQ(after.captured, before.captured + 1);
+    EXPECT_EQ(after.failed, before.failed);
+    std::vector<Array> want = getBackend("cpu").compile(*g)->run(host);
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_LE(testing::relativeDifference(cuda::toHost(outs[i]), want[i]),
+                g->params().front()->type().dtype == DType::F32 ? 1e-6 : 1e-12)
+          << "output " << i;
   }
 }
 
@@ -361,14 +397,38 @@ graph @chain(%x: f32[1024], %w: f32[1024]) {
     while (cudaStreamQuery(stream) == cudaErrorNotReady) {
     }
   });
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  GRAPHC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  launch();
+  GRAPHC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  GRAPHC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  double graphSync = median([&] {
+    GRAPHC_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  });
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
   double run = median([&] { exe->run(in, outs); });
+  double chainRun = [&] { // W3's chain at 1024, through the passes as bench_gpu runs it
+    auto chain = ir::parseGraph(bench::chainGraph(1024, "f32"));
+    auto optimized = compile(*chain, getBackend("cuda"));
+    std::vector<Array> ins = onDevice(testing::randomInputs(*chain, 2));
+    std::vector<Array> out = deviceOutputs(*optimized);
+    return median([&] { optimized->run(ins, out); });
+  }();
+  double runNoGraph = [&] {
+    GraphsSetting off(false);
+    auto plain = getBackend("cuda").compile(*g);
+    return median([&] { plain->run(in, outs); });
+  }();
   double deferredOne = median([&] {
     exe->enqueue(in, outs);
     exe->finish();
   });
-  fmt::print("launch {:.2f} us, launch+sync {:.2f}, launch+spin {:.2f}, run {:.2f}, "
-             "enqueue+finish {:.2f}\n",
-             launchOnly, launchSync, launchSpin, run, deferredOne);
+  fmt::print("launch {:.2f} us, launch+sync {:.2f}, launch+spin {:.2f}, graph+sync {:.2f}, "
+             "run {:.2f}, run without graphs {:.2f}, enqueue+finish {:.2f}, W3 chain run {:.2f}\n",
+             launchOnly, launchSync, launchSpin, graphSync, run, runNoGraph, deferredOne, chainRun);
   cudaStreamDestroy(stream);
 }
 

@@ -7,10 +7,13 @@
 //    a group buildKernel cannot express runs node by node, and so do the data
 //    movement ops that are groups alone (transpose, slice, ...);
 //  - a library call runs through the BLAS/LAPACK kernels of Linalg.cpp.
-// run() allocates the plan's slots, then walks the steps. Fused kernels write into
-// their slots, or over a dead input where the plan says so; library calls and lone
-// ops return their own arrays (LAPACK works in place on a copy), which the step
-// binds instead of its slot. A value's array is dropped after its last use.
+// A run walks the steps over the plan's slots. Fused kernels write into their
+// slots, or over a dead input where the plan says so; library calls and lone ops
+// return their own arrays (LAPACK works in place on a copy), which the step binds
+// instead of its slot. A value's array is dropped after its last use. run(inputs)
+// allocates the slots for its run, since its results are slot arrays handed to the
+// caller; run(inputs, outputs) takes the slots of an idle run state, allocated at
+// its first run and kept (one per concurrent run), and copies the results out.
 // enqueue() hands runs to the executable's own thread (runtime/core/WorkQueue.h)
 // and returns at once; finish() waits for them.
 //
@@ -21,7 +24,10 @@
 #include "passes/Rewrite.h"
 #include "runtime/core/WorkQueue.h"
 
+#include <cstring>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 namespace graphc::cpu {
@@ -74,16 +80,8 @@ protected:
   }
 
   std::vector<Array> execute(llvm::ArrayRef<Array> inputs) override {
-    Run run{{}, {}, std::vector<Arrays>(graph_->nodes().size())};
-    for (const Array& a : inputs) // kernels read dense arrays
-      run.inputs.push_back(a.contiguous());
-    run.slots.resize(program_.slots().size());
-    for (size_t i = 0; i < steps_.size(); ++i) {
-      runStep(run, steps_[i]);
-      for (Value v : steps_[i].step->inputs)
-        if (lastUse_[v.node->id()] == static_cast<int>(i))
-          run.values[v.node->id()].clear();
-    }
+    Run run;
+    runSteps(run, inputs);
     std::vector<Array> outs;
     for (Value v : graph_->outputs()) {
       Array a = value(run, v);
@@ -93,6 +91,21 @@ protected:
     return outs;
   }
 
+  void executeInto(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) override {
+    std::unique_ptr<Run> run = idleRun();
+    runSteps(*run, inputs);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      Array a = value(*run, graph_->outputs()[i]).contiguous();
+      if (int64_t bytes = a.type().bytes())
+        std::memcpy(outputs[i].rawData(), a.rawData(), bytes);
+    }
+    run->inputs.clear();
+    for (Arrays& v : run->values)
+      v.clear();
+    std::lock_guard<std::mutex> lock(mutex_);
+    idle_.push_back(std::move(run));
+  }
+
 private:
   /// The arrays of one run.
   struct Run {
@@ -100,6 +113,33 @@ private:
     std::vector<Array> slots;   ///< allocated on first use
     std::vector<Arrays> values; ///< by node id, per result
   };
+
+  /// A run state whose slots earlier runs allocated, or a new one.
+  std::unique_ptr<Run> idleRun() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!idle_.empty()) {
+        std::unique_ptr<Run> run = std::move(idle_.back());
+        idle_.pop_back();
+        return run;
+      }
+    }
+    return std::make_unique<Run>();
+  }
+
+  /// Runs the steps on `inputs` over `run`'s slots (allocating any it lacks).
+  void runSteps(Run& run, llvm::ArrayRef<Array> inputs) const {
+    for (const Array& a : inputs) // kernels read dense arrays
+      run.inputs.push_back(a.contiguous());
+    run.slots.resize(program_.slots().size());
+    run.values.resize(graph_->nodes().size());
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      runStep(run, steps_[i]);
+      for (Value v : steps_[i].step->inputs)
+        if (lastUse_[v.node->id()] == static_cast<int>(i))
+          run.values[v.node->id()].clear();
+    }
+  }
 
   PreparedStep prepare(const passes::Step& s) const {
     PreparedStep p{&s, std::nullopt, {}};
@@ -184,6 +224,8 @@ private:
   std::vector<Array> constants_;
   std::vector<PreparedStep> steps_;
   std::vector<int> lastUse_; ///< by node id: the last step reading it (steps for outputs)
+  std::mutex mutex_;         ///< guards idle_
+  std::vector<std::unique_ptr<Run>> idle_; ///< run states of finished runs into outputs
   /// Enqueued runs. Declared last: it waits for them before the rest goes.
   WorkQueue deferred_;
 };

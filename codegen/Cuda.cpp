@@ -297,6 +297,7 @@ private:
   bool wide_ = false; ///< 64-bit indices
   unsigned helpers_ = 0;
   bool error_ = false; ///< some instruction may store an error code
+  bool sizeParameter_ = false; ///< the point count N is the last parameter
 };
 
 /// Marks `inst` and what it reads in its own space (a Segment's operand is not).
@@ -525,6 +526,8 @@ std::vector<Emitter::Param> Emitter::parameters() const {
                       false}); // an output may be written in place of an input
   if (error_)
     params.push_back({"int*", "error", true});
+  if (sizeParameter_)
+    params.push_back({"idx", "N", false});
   return params;
 }
 
@@ -546,7 +549,9 @@ std::string Emitter::entryPoints(const CudaKernel& ck) const {
   for (size_t i = 0; i < params.size(); ++i) {
     declared.push_back(params[i].str());
     names.push_back(params[i].name);
-    fromTable.push_back(fmt::format("({})row[{}]", params[i].type, i));
+    // Table entries are pointer-sized: the point count is an integer in one.
+    fromTable.push_back(params[i].type == "idx" ? fmt::format("(idx)(i64)row[{}]", i)
+                                                : fmt::format("({})row[{}]", params[i].type, i));
   }
   Code c;
   c.open(fmt::format("extern \"C\" __global__ void __launch_bounds__(BS) {}({})", ck.name,
@@ -586,10 +591,17 @@ void Emitter::elementwise(Code& c, CudaKernel& ck) {
   for (const KernelOutput& o : k_.outputs)
     widest = std::max(widest, ir::dtypeSize(k_.insts[o.inst].dtype));
   int64_t width = vector ? 16 / widest : 1;
-  vector = vector && n >= width;
+  // Where the shape enters only through the point count (every load the identity,
+  // no point's coordinates read), N is a parameter: one source for every size.
+  sizeParameter_ = vector;
+  for (size_t i = 0; i < k_.insts.size(); ++i)
+    sizeParameter_ = sizeParameter_ && !(needed[i] && readsIndex(k_.insts[i]));
+  vector = vector && (sizeParameter_ || n >= width);
   ck.launch = CudaKernel::Launch::Elementwise;
   ck.blockSize = 256;
-  ck.gridSize = blocksFor(vector ? n / width : n, ck.blockSize);
+  ck.gridSize = blocksFor(vector ? std::max<int64_t>(n / width, 1) : n, ck.blockSize);
+  if (sizeParameter_)
+    ck.size = n;
 
   Code inner;
   inner.depth = 2;
@@ -600,7 +612,8 @@ void Emitter::elementwise(Code& c, CudaKernel& ck) {
   for (size_t o = 0; o < k_.outputs.size(); ++o)
     inner.line("out{}[p] = v{};", o, k_.outputs[o].inst);
 
-  c.line("constexpr idx N = {};", n);
+  if (!sizeParameter_)
+    c.line("constexpr idx N = {};", n);
   c.open(signature(ck));
   c.line("const idx stride = (idx)gridDim.x * BS;");
   c.line("idx p = (idx)blockIdx.x * BS + (idx)threadIdx.x;");
@@ -925,12 +938,8 @@ CudaKernel Emitter::emit(llvm::StringRef name) {
   ck.hasErrorWord = error_;
 
   std::string& s = ck.source;
-  s += fmt::format("// graphc kernel {}: {}\n", ck.name, launchName(ck.launch).str());
-  std::string listing = printKernel(k_);
-  llvm::SmallVector<llvm::StringRef, 16> lines;
-  llvm::StringRef(listing).rtrim('\n').split(lines, '\n');
-  for (llvm::StringRef l : lines)
-    s += fmt::format("//   {}\n", l.str());
+  s += fmt::format("// graphc kernel {}: {}{}\n", ck.name, launchName(ck.launch).str(),
+                   sizeParameter_ ? ", N points (a parameter)" : "");
   s += kTypedefs;
   for (unsigned h = 1; h <= kIntPow; h <<= 1)
     if (helpers_ & h)

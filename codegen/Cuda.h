@@ -71,6 +71,10 @@ struct CudaKernel {
   /// The kernel takes a trailing `int* error` parameter (integer div, remainder or
   /// pow); it must point at a device int that is 0 before the launch.
   bool hasErrorWord = false;
+  /// >= 0: the kernel's last parameter is its point count N (an `idx`), and this is
+  /// the value for this kernel's shape: an elementwise kernel whose loads are all
+  /// the identity has one source for every size.
+  int64_t size = -1;
 };
 
 /// The name of `k`'s kernel that runs several runs in one launch: "<name>_runs".

@@ -18,6 +18,7 @@
 #include "tools/Pipeline.h"
 
 #include "codegen/Cuda.h"
+#include "codegen/Kernel.h"
 #include "ir/Dot.h"
 #include "passes/MemoryPlan.h"
 
@@ -94,9 +95,14 @@ void dumpCuda(const ir::Module& module, const PipelineFlags& flags) {
       auto kernel = codegen::buildKernel(step.nodes, step.outputs);
       bool alone = step.nodes.size() == 1 &&
                    passes::fusionRole(*step.nodes.front()) == passes::FusionRole::Alone;
-      if (const auto* k = std::get_if<codegen::Kernel>(&kernel); k && !alone)
+      if (const auto* k = std::get_if<codegen::Kernel>(&kernel); k && !alone) {
+        llvm::SmallVector<llvm::StringRef, 16> lines; // the kernel's listing, as comments
+        std::string listing = codegen::printKernel(*k);
+        llvm::StringRef(listing).rtrim('\n').split(lines, '\n');
+        for (llvm::StringRef l : lines)
+          fmt::print("//   {}\n", l.str());
         fmt::print("{}", codegen::emitCuda(*k, fmt::format("{}_step{}", g->name(), i)).source);
-      else
+      } else
         fmt::print("// not generated: {}\n",
                    alone ? "a data-movement op runs node by node" : std::get<std::string>(kernel));
     }

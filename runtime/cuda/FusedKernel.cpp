@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <cstdint>
 #include <fmt/format.h>
 
 namespace graphc::cuda {
@@ -53,6 +54,8 @@ llvm::SmallVector<void*, 16> CudaFusedKernel::arguments(llvm::ArrayRef<const voi
   values.append(outputs.begin(), outputs.end());
   if (cuda_.hasErrorWord)
     values.push_back(errorWord);
+  if (cuda_.size >= 0) // the point count, in the slot's first bytes as an i32 or i64
+    values.push_back(reinterpret_cast<void*>(static_cast<intptr_t>(cuda_.size)));
   return values;
 }
 

@@ -60,8 +60,13 @@ public:
   /// arguments. Throws like launch().
   void launchRuns(void* const* table, unsigned runs, cudaStream_t stream) const;
 
+  /// How many parameters the kernel takes (arguments()' size).
+  size_t argumentCount() const {
+    return k_.inputs.size() + k_.outputs.size() + cuda_.hasErrorWord + (cuda_.size >= 0);
+  }
   /// The values of the kernel's parameters for a launch, in order: what launch()
-  /// passes, for a caller that launches it another way (a CUDA graph node).
+  /// passes, for a caller that launches it another way (a CUDA graph node, a
+  /// table of runs). A point count the kernel takes (CudaKernel::size) comes last.
   llvm::SmallVector<void*, 16> arguments(llvm::ArrayRef<const void*> inputs,
                                          llvm::ArrayRef<void*> outputs, int* errorWord) const;
 

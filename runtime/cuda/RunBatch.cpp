@@ -24,8 +24,7 @@ bool anyOverlap(llvm::ArrayRef<ByteRange> xs, llvm::ArrayRef<ByteRange> ys) {
 
 RunBatch::RunBatch(const CudaFusedKernel& kernel, size_t maxRuns)
     : kernel_(kernel), maxRuns_(maxRuns),
-      width_(kernel.kernel().inputs.size() + kernel.kernel().outputs.size() +
-             (kernel.hasErrorWord() ? 1 : 0)) {
+      width_(kernel.argumentCount()) {
   for (int t = 0; t < 2; ++t) {
     GRAPHC_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&tables_[t]),
                                     maxRuns_ * width_ * sizeof(void*), cudaHostAllocMapped));

@@ -2,7 +2,8 @@
 //
 // Every kernel of tests/codegen/KernelCases.h, f32 and f64: the generated source is
 // the same on every emission and for a graph parsed again, it has the launch form
-// and vectorization we expect (multi-stage kernels: one pass per stage), and NVRTC
+// and vectorization we expect (multi-stage kernels: one pass per stage; elementwise
+// kernels of identity loads: one source for every size), and NVRTC
 // compiles it for sm_90 (NVRTC needs no driver). Numeric agreement with the CPU is
 // tests/gpu/CudaKernelTest.cpp.
 //
@@ -93,6 +94,30 @@ TEST(CudaCodegen, ElementwiseChainsUse16ByteVectors) {
   EXPECT_EQ(bc.source.find("typedef i64 idx"), std::string::npos);
 }
 
+/// An elementwise kernel whose loads are all the identity takes its point count as
+/// a parameter: W3's chain at three sizes has one source (one compile, one cache
+/// entry) and a grid and N of its own. A broadcast kernel keeps its shape in the
+/// source.
+TEST(CudaCodegen, ElementwiseSizesAreAParameter) {
+  std::vector<CudaKernel> chains;
+  for (int64_t n : {3, 1024, 1 << 20})
+    chains.push_back(generate(bench::chainGraph(n, "f32"), "chain").at(0));
+  for (const CudaKernel& k : chains) {
+    EXPECT_EQ(k.source, chains[0].source);
+    EXPECT_EQ(k.source.find("constexpr idx N"), std::string::npos) << k.source;
+  }
+  EXPECT_NE(chains[0].source.find(", idx N)"), std::string::npos) << chains[0].source;
+  EXPECT_NE(chains[0].source.find("(idx)(i64)row[4]"), std::string::npos) << chains[0].source;
+  EXPECT_EQ(chains[0].size, 3);
+  EXPECT_EQ(chains[1].size, 1024);
+  EXPECT_EQ(chains[2].size, 1 << 20);
+  EXPECT_EQ(chains[0].gridSize, 1u);
+  EXPECT_EQ(chains[2].gridSize, (1u << 20) / 4 / 256);
+  CudaKernel bc = generateCase("broadcast_rows_cols", "f32").at(0);
+  EXPECT_EQ(bc.size, -1);
+  EXPECT_NE(bc.source.find("constexpr idx N = 1961;"), std::string::npos) << bc.source;
+}
+
 TEST(CudaCodegen, ReductionLaunchForms) {
   using L = CudaKernel::Launch;
   std::map<std::string, L> want = {
@@ -172,7 +197,7 @@ TEST(CudaCodegen, IntegerDivisionHasAnErrorWord) {
   for (const CudaKernel& k : generateCase("integer_ops_i32", "f32"))
     if (k.hasErrorWord) {
       ++withError;
-      EXPECT_NE(k.source.find("int* __restrict__ error)"), std::string::npos) << k.source;
+      EXPECT_NE(k.source.find("int* __restrict__ error"), std::string::npos) << k.source;
     }
   EXPECT_EQ(withError, 3); // div, remainder, pow
   EXPECT_FALSE(generateCase("w3_chain", "f32").at(0).hasErrorWord);

@@ -7,7 +7,7 @@
 // C library's). Also kernels of several reduction stages (whole layernorms,
 // softmaxes; on their own grid and on a grid of two blocks), a 16M-element chain,
 // in-place outputs, the error word, and the kernel cache (memory, disk, corrupted
-// disk entries, parallel compilation).
+// disk entries, parallel compilation, one kernel for every size of a chain).
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestUtil.h"
@@ -461,6 +461,24 @@ TEST(KernelCache, SecondGetIsAMemoryHitAndANewCacheReadsTheDisk) {
   EXPECT_EQ(cache.stats().diskHits, 1u);
   // The kernel from the disk runs.
   EXPECT_TRUE(expectSameAsCpu(k, "chain from disk", 3));
+  std::filesystem::remove_all(*options.diskDir);
+}
+
+/// Elementwise kernels of identity loads take their size as a parameter: W3's chain
+/// at three sizes compiles once, and each size gives the CPU's results.
+TEST(KernelCache, OneKernelServesEveryChainSize) {
+  GRAPHC_REQUIRE_GPU();
+  KernelCache::Options options;
+  options.diskDir = tempCacheDir();
+  KernelCache cache(options);
+  for (int64_t n : {3, 1000, 5001}) {
+    Kernel k = kernelsOfText(chain(n)).at(0);
+    CudaFusedKernel kernel(k, cache);
+    EXPECT_EQ(kernel.cuda().size, n);
+    EXPECT_TRUE(expectSameAsCpu(k, fmt::format("chain {}", n), 12));
+  }
+  EXPECT_EQ(cache.stats().compiled, 1u);
+  EXPECT_EQ(cache.stats().memoryHits, 2u);
   std::filesystem::remove_all(*options.diskDir);
 }
 

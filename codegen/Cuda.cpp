@@ -32,6 +32,11 @@ namespace {
 /// The most points of a segment a lane keeps in registers (row caching, in
 /// Emitter::reduction).
 constexpr int64_t kCachedPointsPerLane = 16;
+/// Row-cached kernels moving more bytes than this (about an H100's or H200's L2)
+/// load their rows and store their domain outputs with evict-first hints
+/// (__ldcs, __stcs): nothing they touch would stay in the cache anyway. W4's
+/// layernorm, 268 MB: 70.6 -> 69.5 us on an H200 (docs/benchmarks.md, session 5).
+constexpr int64_t kStreamingBytes = int64_t{64} << 20;
 
 using ir::DType;
 using ir::Op;
@@ -821,6 +826,20 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
       cached[inst.input] = true;
   }
   caching = caching && std::find(cached.begin(), cached.end(), true) != cached.end();
+  // Streaming: the cached rows and the domain outputs, floating point, past the L2.
+  int64_t streamed = 0;
+  bool streaming = caching;
+  for (size_t in = 0; in < cached.size(); ++in)
+    if (cached[in]) {
+      streamed += k_.inputs[in].type().bytes();
+      streaming = streaming && ir::isFloat(k_.inputs[in].type().dtype);
+    }
+  for (const KernelOutput& o : k_.outputs)
+    if (o.space == Space::Domain) {
+      streamed += o.value.type().bytes();
+      streaming = streaming && ir::isFloat(k_.insts[o.inst].dtype);
+    }
+  streaming = streaming && streamed > kStreamingBytes;
   LoadFn load = [&, fromMemory = loadAt(domainIndex)](int i) {
     const Inst& inst = k_.insts[i];
     return inst.space == Space::Domain && cached[inst.input] && isIdentity(inst)
@@ -850,7 +869,8 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
     openPoints();
     for (size_t in = 0; in < cached.size(); ++in)
       if (cached[in])
-        c.line("c{0}[u] = in{0}[{1}];", in, p);
+        c.line("{}", streaming ? fmt::format("c{0}[u] = __ldcs(in{0} + {1});", in, p)
+                               : fmt::format("c{0}[u] = in{0}[{1}];", in, p));
     closePoints();
   }
   auto segmentLoop = [&](const std::vector<bool>& needed, bool writes) {
@@ -902,7 +922,8 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
     segmentLoop(forOutputs, true);
     for (size_t o = 0; o < k_.outputs.size(); ++o)
       if (k_.outputs[o].space == Space::Domain)
-        c.line("out{}[p] = v{};", o, k_.outputs[o].inst);
+        c.line("{}", streaming ? fmt::format("__stcs(out{} + p, v{});", o, k_.outputs[o].inst)
+                               : fmt::format("out{}[p] = v{};", o, k_.outputs[o].inst));
     closePoints();
   }
 

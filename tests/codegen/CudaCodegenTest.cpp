@@ -158,6 +158,17 @@ TEST(CudaCodegen, RowsReadInSeveralPassesAreLoadedOnce) {
   // Rows too long for registers are read in each pass.
   EXPECT_EQ(generate(bench::layernormGraph(4, 65536, "f32"), "wide").at(0).source.find("c0["),
             std::string::npos);
+  // Past the L2's size (W4 itself, 268 MB moved) rows and outputs stream with
+  // evict-first hints; below it (the 2 MB above) they do not.
+  EXPECT_EQ(src.find("__ldcs"), std::string::npos) << src;
+  std::string w4 = generate(bench::layernormGraph(8192, 4096, "f32"), "w4").at(0).source;
+  EXPECT_NE(w4.find("c0[u] = __ldcs(in0 + "), std::string::npos) << w4;
+  EXPECT_NE(w4.find("__stcs(out0 + p, "), std::string::npos) << w4;
+#if GRAPHC_HAS_CUDA
+  cuda::CompileOptions options;
+  options.computeCapability = 90;
+  EXPECT_NO_THROW(cuda::compileCuda(w4, "w4.cu", options));
+#endif
 }
 
 TEST(CudaCodegen, MultiStageKernels) {

@@ -224,12 +224,11 @@ __global__ void __launch_bounds__(128)
 // factorization, packed (column j holds rows j..N-1 of the j-th Schur
 // complement's first column, (j, j) at column(j)), then the reciprocal pivots.
 // While A is formed, the same memory holds X's chunks (Chunk rows of stride N + 1,
-// or fragments), and on the tensor cores A's lower 8 x 8 tiles (tile (I, J) at
-// tile(I, J), row-major: `size` covers them).
+// or fragments), and on the tensor cores A's lower 8 x 8 tiles, row-major, tile
+// (I, J) at tile(I, J). The host sizes it (SmallBatched.cpp, blockSharedElements).
 template <typename T, int N> struct BlockLayout {
   static constexpr bool tensor = sizeof(T) == 8 && N == 128;
-  static constexpr int pivots = N * (N + 1) / 2, tiles = N / 8 * (N / 8 + 1) / 2 * 64,
-                       size = tensor && tiles > pivots + N ? tiles : pivots + N, chunkLd = N + 1;
+  static constexpr int pivots = N * (N + 1) / 2, chunkLd = N + 1;
   __device__ static int column(int j) { return j * N - j * (j - 1) / 2; }
   __device__ static int tile(int I, int J) { return (I * (I + 1) / 2 + J) * 64; }
 };

@@ -77,44 +77,43 @@ TEST(MatchShiftedGram, SeesScaleAndShiftThroughArithmetic) {
 }
 
 TEST(MatchShiftedGram, RefusesWhatIsNotScaleGPlusShiftI) {
-  // G plus a full matrix of ones is not a shift of the diagonal.
-  EXPECT_FALSE(match(R"(
+  const std::pair<const char*, const char*> nearMisses[] = {
+      {"G plus a full matrix of ones is not a shift of the diagonal", R"(
   %g = matmul %x, %x {transpose_b}
   %one = full {value=1.0} : f64[3,4,4]
   %s = add %g, %one
-  return %s)"));
-  // eye * G keeps only G's diagonal.
-  EXPECT_FALSE(match(R"(
+  return %s)"},
+      {"eye * G keeps only G's diagonal", R"(
   %g = matmul %x, %x {transpose_b}
   %eye = eye : f64[3,4,4]
   %s = mul %eye, %g
-  return %s)"));
-  // Two different Gram matrices.
-  EXPECT_FALSE(match(R"(
+  return %s)"},
+      {"two different Gram matrices", R"(
   %g = matmul %x, %x {transpose_b}
   %h = matmul %y, %y {transpose_b}
   %s = add %g, %h
-  return %s)"));
-  // X Y' is not a Gram matrix; exp is not affine; division by a matrix.
-  EXPECT_FALSE(match(R"(
+  return %s)"},
+      {"X Y' is not a Gram matrix", R"(
   %g = matmul %x, %y {transpose_b}
   %eye = eye : f64[3,4,4]
   %s = add %g, %eye
-  return %s)"));
-  EXPECT_FALSE(match(R"(
+  return %s)"},
+      {"exp is not affine", R"(
   %g = matmul %x, %x {transpose_b}
   %s = exp %g
-  return %s)"));
-  EXPECT_FALSE(match(R"(
+  return %s)"},
+      {"division by a matrix", R"(
   %g = matmul %x, %x {transpose_b}
   %eye = eye : f64[3,4,4]
   %s = div %eye, %g
-  return %s)"));
-  // No Gram matrix at all.
-  EXPECT_FALSE(match(R"(
+  return %s)"},
+      {"no Gram matrix at all", R"(
   %eye = eye : f64[3,4,4]
   %s = neg %eye
-  return %s)"));
+  return %s)"},
+  };
+  for (const auto& [why, body] : nearMisses)
+    EXPECT_FALSE(match(body)) << why;
   // A node the caller keeps out of the match.
   const char* shifted = R"(
   %g = matmul %x, %x {transpose_b}

@@ -15,9 +15,11 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Library.h"
 
+#include "runtime/cuda/BlockedSolve.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/HelperKernels.h"
 #include "runtime/cuda/KernelCache.h"
+#include "runtime/cuda/Routines.h"
 #include "runtime/cuda/SmallBatched.h"
 #include "support/Error.h"
 
@@ -25,6 +27,7 @@
 #include <climits>
 #include <fmt/format.h>
 #include <memory>
+#include <optional>
 #include <type_traits>
 
 namespace graphc::cuda {
@@ -128,53 +131,23 @@ Scratch carve(const Layout& l, int64_t elementSize, void* base) {
 // The library routines for float and double
 //===----------------------------------------------------------------------===//
 
-template <typename T> struct Lib;
-template <> struct Lib<float> {
-  static constexpr const char* name = "float";
-  static constexpr auto gemmStridedBatched = cublasSgemmStridedBatched;
-  static constexpr auto syrk = cublasSsyrk_v2;
-  static constexpr auto trsm = cublasStrsm_v2;
-  static constexpr auto trsmBatched = cublasStrsmBatched;
-  static constexpr auto getrfBatched = cublasSgetrfBatched;
-  static constexpr auto getrsBatched = cublasSgetrsBatched;
-  static constexpr auto geqrfBatched = cublasSgeqrfBatched;
-  static constexpr auto getrfWork = cusolverDnSgetrf_bufferSize;
-  static constexpr auto getrf = cusolverDnSgetrf;
-  static constexpr auto getrs = cusolverDnSgetrs;
-  static constexpr auto potrfWork = cusolverDnSpotrf_bufferSize;
-  static constexpr auto potrf = cusolverDnSpotrf;
-  static constexpr auto potrfBatched = cusolverDnSpotrfBatched;
-  static constexpr auto geqrfWork = cusolverDnSgeqrf_bufferSize;
-  static constexpr auto geqrf = cusolverDnSgeqrf;
-  static constexpr auto orgqrWork = cusolverDnSorgqr_bufferSize;
-  static constexpr auto orgqr = cusolverDnSorgqr;
-};
-template <> struct Lib<double> {
-  static constexpr const char* name = "double";
-  static constexpr auto gemmStridedBatched = cublasDgemmStridedBatched;
-  static constexpr auto syrk = cublasDsyrk_v2;
-  static constexpr auto trsm = cublasDtrsm_v2;
-  static constexpr auto trsmBatched = cublasDtrsmBatched;
-  static constexpr auto getrfBatched = cublasDgetrfBatched;
-  static constexpr auto getrsBatched = cublasDgetrsBatched;
-  static constexpr auto geqrfBatched = cublasDgeqrfBatched;
-  static constexpr auto getrfWork = cusolverDnDgetrf_bufferSize;
-  static constexpr auto getrf = cusolverDnDgetrf;
-  static constexpr auto getrs = cusolverDnDgetrs;
-  static constexpr auto potrfWork = cusolverDnDpotrf_bufferSize;
-  static constexpr auto potrf = cusolverDnDpotrf;
-  static constexpr auto potrfBatched = cusolverDnDpotrfBatched;
-  static constexpr auto geqrfWork = cusolverDnDgeqrf_bufferSize;
-  static constexpr auto geqrf = cusolverDnDgeqrf;
-  static constexpr auto orgqrWork = cusolverDnDorgqr_bufferSize;
-  static constexpr auto orgqr = cusolverDnDorgqr;
-};
-
 /// Calls `f(std::type_identity<T>{})` for the float dtype `dtype`.
 template <typename F> decltype(auto) visitFloat(ir::DType dtype, F&& f) {
   if (dtype == ir::DType::F32)
     return f(std::type_identity<float>{});
   return f(std::type_identity<double>{});
+}
+
+/// The column-major solve behind the row-major triangular_solve `n`, op(A) X = B,
+/// when it goes by blocks (BlockedSolve.h): X' op(A)' = B', where A read
+/// column-major is A' (its lower triangle is the upper one there).
+std::optional<RightSolve> blockedSolve(const ir::Node& n) {
+  if (n.attrs().flag("right_side"))
+    return std::nullopt;
+  Matrices mx(n.type());
+  RightSolve s{mx.cols, mx.rows, n.attrs().flag("lower"), n.attrs().flag("transpose_a"),
+               n.attrs().flag("unit_diagonal")};
+  return solvesByBlocks(s) ? std::optional(s) : std::nullopt;
 }
 
 /// The workspace `n` needs, with cuSOLVER's work size for element type T.
@@ -213,6 +186,8 @@ template <typename T> Layout planFor(cusolverDnHandle_t solver, const ir::Node& 
     break;
   case Op::TriangularSolve:
     l.pointers = ma.batch > 1 ? 2 * ma.batch : 0;
+    if (auto blocked = blockedSolve(n))
+      l.matrix = blockedSolveWorkspace(*blocked);
     break;
   case Op::Qr: {
     int k = std::min(rows, cols), qrWork = 0;
@@ -358,6 +333,12 @@ public:
       launch("firstZeroDiagonal", ma.batch * ma.rows, {&ma.batch, &ma.rows, &a, &info_});
     if (mx.size() == 0)
       return;
+    if (auto blocked = blockedSolve(n_)) {
+      for (int64_t b = 0; b < mx.batch; ++b)
+        solveByBlocks(blas_, small, stream_, *blocked, a + b * ma.size(), x + b * mx.size(),
+                      static_cast<T*>(s_.matrix));
+      return;
+    }
     auto side = right ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
     auto uplo = lower ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
     auto op = trans ? CUBLAS_OP_T : CUBLAS_OP_N;

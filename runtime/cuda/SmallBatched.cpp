@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/SmallBatched.h"
 
+#include "runtime/cuda/BlockedSolve.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/KernelCache.h"
 #include "runtime/cuda/SpdSolveKernels.h"
@@ -341,7 +342,8 @@ SmallBatched::SmallBatched() {
 }
 
 ModuleSource SmallBatched::moduleSource() {
-  ModuleSource source{std::string(kSmallBatchedSource) + spdSolveKernelsSource(),
+  ModuleSource source{std::string(kSmallBatchedSource) + spdSolveKernelsSource() +
+                          blockedSolveKernelsSource(),
                       "graphc_small_batched.cu",
                       {}};
   for (const char* type : {"float", "double"}) {
@@ -351,6 +353,7 @@ ModuleSource SmallBatched::moduleSource() {
       source.nameExpressions.push_back(kernelName("warpCholeskySolve", type, rows));
     for (int rows : kBlockRows)
       source.nameExpressions.push_back(kernelName("blockCholeskySolve", type, rows));
+    source.nameExpressions.push_back(kernelName("invertTriangles", type));
   }
   return source;
 }
@@ -478,6 +481,24 @@ void SmallBatched::gram(int64_t batch, int64_t rows, int64_t k, const T* x, T* s
       .enqueue(stream);
 }
 
+template <typename T>
+void SmallBatched::invertTriangles(int64_t n, int64_t nb, const T* t, int64_t ld, bool upper,
+                                   bool unit, T* inverses, cudaStream_t stream) const {
+  size_t bytes = (nb * 32 + 32 * (nb + 1)) * sizeof(T);
+  if (nb % 32 || nb > 256 || n > INT_MAX || bytes > maxSharedBytes_)
+    throw Error(fmt::format("internal error: inverting the {} x {} blocks of a triangle", nb, nb));
+  if (n == 0)
+    return;
+  int dim = static_cast<int>(n), block = static_cast<int>(nb), up = upper, ones = unit;
+  KernelLaunch l{kernel(kernelName("invertTriangles", typeName<T>())),
+                 {},
+                 {slot(dim), slot(block), slot(t), slot(ld), slot(up), slot(ones), slot(inverses)}};
+  l.config.block = dim3(256);
+  l.config.grid = dim3(static_cast<unsigned>(nb / 32), static_cast<unsigned>((n + nb - 1) / nb));
+  l.config.sharedBytes = bytes;
+  l.enqueue(stream);
+}
+
 template void SmallBatched::cholesky<float>(int64_t, int64_t, const float*, float*, bool, int*,
                                             cudaStream_t, int) const;
 template void SmallBatched::cholesky<double>(int64_t, int64_t, const double*, double*, bool, int*,
@@ -492,5 +513,10 @@ template void SmallBatched::gram<float>(int64_t, int64_t, int64_t, const float*,
                                         cudaStream_t) const;
 template void SmallBatched::gram<double>(int64_t, int64_t, int64_t, const double*, double*,
                                          cudaStream_t) const;
+
+template void SmallBatched::invertTriangles<float>(int64_t, int64_t, const float*, int64_t, bool,
+                                                   bool, float*, cudaStream_t) const;
+template void SmallBatched::invertTriangles<double>(int64_t, int64_t, const double*, int64_t, bool,
+                                                    bool, double*, cudaStream_t) const;
 
 } // namespace graphc::cuda

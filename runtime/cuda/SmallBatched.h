@@ -10,7 +10,8 @@
 // between steps, and written back once. SPD solves go further (SpdSolveKernels.h):
 // a matrix per warp (or part of one) up to n = 32, a matrix per block in registers
 // up to n = 128, and the matrix may be formed from its Gram factor inside the
-// kernel. Layouts are the
+// kernel. The diagonal blocks of a large triangle are inverted here too, as a
+// batch of small triangles (BlockedSolve.h). Layouts are the
 // row-major ones of runtime/cuda/Library.h, and the info words are LAPACK's (first failing leading
 // minor; first zero diagonal). LibraryContext::run decides when to use them.
 //
@@ -112,6 +113,15 @@ public:
   /// matrices X in `x`.
   template <typename T>
   void gram(int64_t batch, int64_t rows, int64_t k, const T* x, T* s, cudaStream_t stream) const;
+
+  /// Writes the inverses of the nb x nb diagonal blocks of the column-major n x n
+  /// triangle `t` (leading dimension `ld`; its upper triangle with `upper`, else
+  /// its lower; ones on the diagonal with `unit`) to `inverses`: block b's column-major
+  /// (leading dimension nb) at inverses + b nb nb, the last block n - b nb wide,
+  /// zeros in the other triangle. nb is a multiple of 32, at most 256.
+  template <typename T>
+  void invertTriangles(int64_t n, int64_t nb, const T* t, int64_t ld, bool upper, bool unit,
+                       T* inverses, cudaStream_t stream) const;
 
   /// The kernels' CUDA C++ and name expressions (what the constructor compiles).
   static ModuleSource moduleSource();

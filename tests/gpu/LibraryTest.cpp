@@ -203,6 +203,30 @@ TEST(Library, LargeMatrices) {
   }
 }
 
+TEST(Library, LargeTriangularSolvesByBlocks) {
+  GRAPHC_REQUIRE_GPU();
+  // Large enough for BlockedSolve.h (n >= 1024, 256 or more right-hand sides), with
+  // a last diagonal block of 1100 - 4 * 256 = 76 rows. Unit diagonals get small
+  // off-diagonal elements, so that the triangle stays well conditioned.
+  const int64_t n = 1100, cols = 300;
+  std::vector<double> unitTriangle = doubles(randn(DType::F64, {n, n}, 40));
+  for (double& v : unitTriangle)
+    v *= 0.3 / std::sqrt(double(n));
+  for (DType dt : kFloats)
+    for (const Ints& batch : {Ints{}, Ints{2}})
+      for (int flags = 0; flags < 8; ++flags) {
+        bool lower = flags & 1, trans = flags & 2, unit = flags & 4;
+        if (unit && !batch.empty())
+          continue; // the unit diagonal once per dtype and triangle suffices
+        Array t = unit ? fromDoubles(dt, unitTriangle, {n, n}) : spd(dt, withMatrix(batch, n, n), 41);
+        ir::Attrs attrs;
+        attrs.set("lower", lower).set("transpose_a", trans).set("unit_diagonal", unit);
+        expectSameAsCpu(Op::TriangularSolve, {t, randn(dt, withMatrix(batch, n, cols), 50)}, attrs,
+                        fmt::format("triangular_solve {} lower={} trans={} unit={} {}", n, lower,
+                                    trans, unit, label(dt, batch)));
+      }
+}
+
 TEST(Library, EveryOpRunsInsideStreamCapture) {
   GRAPHC_REQUIRE_GPU();
   // No synchronization, no allocation, nothing a CUDA graph cannot hold.

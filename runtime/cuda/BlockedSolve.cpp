@@ -1,0 +1,194 @@
+//===- runtime/cuda/BlockedSolve.cpp - Large triangular solves by blocks ---===//
+//
+// The recursion of BlockedSolve.h over cuBLAS gemm, and the kernel inverting the
+// diagonal blocks (compiled in SmallBatched's module, launched by
+// SmallBatched::invertTriangles()).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/BlockedSolve.h"
+
+#include "runtime/cuda/Check.h"
+#include "runtime/cuda/Routines.h"
+#include "runtime/cuda/SmallBatched.h"
+
+namespace graphc::cuda {
+
+const char* blockedSolveKernelsSource() {
+  return R"(
+// The inverses of the s x s diagonal blocks of the n x n column-major triangle t
+// (leading dimension ld; block b starts at row and column b nb, s = min(nb, n - b
+// nb)), each written column-major with leading dimension nb at inv + b nb nb, zeros
+// in the other triangle. An upper triangle is inverted as the lower triangle U'
+// (inv(U) = inv(U')'), read and written through swapped strides.
+//
+// Block (chunk, b) of 256 threads forms the 32 columns c0.. of block b's inverse Y
+// by forward substitution on L Y = I, 32 rows r0.. at a time: it stages the
+// panel L(r0.., c0..r0+31) in shared memory, forms S = I - L(r0.., c0..r0) Y(c0..r0, .)
+// (each thread 4 rows of one column), then solves L(r0.., r0..) Y(r0.., .) = S
+// a warp per 4 columns, a lane per row. Y's rows above c0 are zero.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    invertTriangles(int n, int nb, const T* t, i64 ld, int upper, int unit, T* inv) {
+  extern __shared__ unsigned char raw[];
+  T* Y = reinterpret_cast<T*>(raw); // nb x 32, row i at Y + 32 i
+  T* P = Y + nb * 32;               // 32 x (nb + 1): L(r0 + i, c0 + k) at P[i * pld + k]
+  const int pld = nb + 1, b = blockIdx.y, c0 = blockIdx.x * 32, tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32, s = min(nb, n - b * nb);
+  if (c0 >= s)
+    return;
+  const T* L = t + (i64)b * nb * (ld + 1);
+  T* out = inv + (i64)b * nb * nb;
+  const i64 si = upper ? ld : 1, sk = upper ? 1 : ld; // L(i, k) = L[i si + k sk]
+  auto at = [&](int i, int c) { return upper ? c + (i64)i * nb : i + (i64)c * nb; };
+  for (int e = tid; e < c0 * 32; e += 256) {
+    int i = upper ? e / 32 : e % c0, c = c0 + (upper ? e % 32 : e / c0);
+    if (c < s)
+      out[at(i, c)] = T(0);
+  }
+  for (int r0 = c0; r0 < s; r0 += 32) {
+    const int K = r0 - c0 + 32;
+    // Coalesced along columns of L (rows of U); padding rows past s are identity rows.
+    for (int e = tid; e < 32 * K; e += 256) {
+      int i = upper ? e / K : e % 32, k = upper ? e % K : e / 32;
+      P[i * pld + k] = r0 + i < s ? L[(r0 + i) * si + (c0 + k) * sk] : T(i == k - K + 32);
+    }
+    __syncthreads();
+    T acc[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      acc[u] = T(r0 + warp + 8 * u == c0 + lane);
+#pragma unroll 8
+    for (int k = 0; k < K - 32; ++k) {
+      const T y = Y[(c0 + k) * 32 + lane];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        acc[u] -= P[(warp + 8 * u) * pld + k] * y;
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      Y[(r0 + warp + 8 * u) * 32 + lane] = acc[u];
+    __syncthreads();
+    // Four independent columns per warp hide the shuffles' latency.
+    T v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      v[u] = Y[(r0 + lane) * 32 + warp + 8 * u];
+    const T* row = P + lane * pld + K - 32;
+    const T rinv = unit ? T(1) : T(1) / row[lane];
+#pragma unroll 8
+    for (int k = 0; k < 32; ++k) {
+      const T l = row[k];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        T yk = __shfl_sync(0xffffffff, v[u] * rinv, k);
+        v[u] = lane == k ? yk : lane > k ? v[u] - l * yk : v[u];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      Y[(r0 + lane) * 32 + warp + 8 * u] = v[u];
+    __syncthreads();
+    for (int e = tid; e < 32 * 32; e += 256) {
+      int i = r0 + (upper ? e / 32 : e % 32), c = upper ? e % 32 : e / 32;
+      if (i < s && c0 + c < s)
+        out[at(i, c0 + c)] = Y[i * 32 + c];
+    }
+  }
+}
+)";
+}
+
+namespace {
+
+int64_t blocksOf(int64_t n) {
+  return (n + kSolveBlock - 1) / kSolveBlock;
+}
+
+/// The recursion of solveByBlocks over the columns [lo, hi) of B, block-aligned.
+template <typename T> class Recursion {
+public:
+  Recursion(cublasHandle_t blas, cudaStream_t stream, const RightSolve& s, const T* t, T* b,
+            const T* inverses, T* temp)
+      : blas_(blas), stream_(stream), s_(s), t_(t), b_(b), inverses_(inverses), temp_(temp),
+        op_(s.transpose ? CUBLAS_OP_T : CUBLAS_OP_N), rows_(static_cast<int>(s.rows)),
+        // op(T) is upper when exactly one of upper and transpose holds: its
+        // solve runs forward, a lower one backward.
+        forward_(s.upper != s.transpose) {}
+
+  void solve(int64_t lo, int64_t hi) {
+    int64_t blocks = (hi - lo + kSolveBlock - 1) / kSolveBlock;
+    if (blocks == 1)
+      return solveBlock(lo, hi);
+    int64_t mid = lo + (blocks + 1) / 2 * kSolveBlock;
+    if (forward_) {
+      solve(lo, mid);
+      update(lo, mid, mid, hi);
+      solve(mid, hi);
+    } else {
+      solve(mid, hi);
+      update(mid, hi, lo, mid);
+      solve(lo, mid);
+    }
+  }
+
+private:
+  /// X_j = B_j op(T_jj)^-1 through the block's inverse, into temp and back.
+  void solveBlock(int64_t lo, int64_t hi) {
+    int w = static_cast<int>(hi - lo);
+    const T* inverse = inverses_ + lo / kSolveBlock * kSolveBlock * kSolveBlock;
+    GRAPHC_CUDA_CHECK(Lib<T>::gemm(blas_, CUBLAS_OP_N, op_, rows_, w, w, &one_, column(lo),
+                                   rows_, inverse, static_cast<int>(kSolveBlock), &zero_, temp_,
+                                   rows_));
+    GRAPHC_CUDA_CHECK(cudaMemcpyAsync(column(lo), temp_, sizeof(T) * s_.rows * w,
+                                      cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  /// B(:, [to, toEnd)) -= X(:, [from, fromEnd)) op(T)(from.., to..).
+  void update(int64_t from, int64_t fromEnd, int64_t to, int64_t toEnd) {
+    // op(T)(i, j) is T(i, j), or T(j, i) read transposed.
+    const T* m = s_.transpose ? t_ + to + from * s_.n : t_ + from + to * s_.n;
+    GRAPHC_CUDA_CHECK(Lib<T>::gemm(blas_, CUBLAS_OP_N, op_, rows_, static_cast<int>(toEnd - to),
+                                   static_cast<int>(fromEnd - from), &minusOne_, column(from),
+                                   rows_, m, static_cast<int>(s_.n), &one_, column(to), rows_));
+  }
+
+  T* column(int64_t j) { return b_ + j * s_.rows; }
+
+  cublasHandle_t blas_;
+  cudaStream_t stream_;
+  const RightSolve& s_;
+  const T* t_;
+  T* b_;
+  const T* inverses_;
+  T* temp_;
+  cublasOperation_t op_;
+  int rows_;
+  bool forward_;
+  const T one_ = T(1), zero_ = T(0), minusOne_ = T(-1);
+};
+
+} // namespace
+
+bool solvesByBlocks(const RightSolve& s) {
+  constexpr int64_t kMinN = 1024, kMinRows = 256;
+  return s.n >= kMinN && s.rows >= kMinRows && s.n <= INT32_MAX && s.rows <= INT32_MAX;
+}
+
+int64_t blockedSolveWorkspace(const RightSolve& s) {
+  return blocksOf(s.n) * kSolveBlock * kSolveBlock + s.rows * kSolveBlock;
+}
+
+template <typename T>
+void solveByBlocks(cublasHandle_t blas, const SmallBatched& small, cudaStream_t stream,
+                   const RightSolve& s, const T* t, T* b, T* workspace) {
+  T* temp = workspace + blocksOf(s.n) * kSolveBlock * kSolveBlock;
+  small.invertTriangles(s.n, kSolveBlock, t, s.n, s.upper, s.unit, workspace, stream);
+  Recursion<T>(blas, stream, s, t, b, workspace, temp).solve(0, s.n);
+}
+
+template void solveByBlocks<float>(cublasHandle_t, const SmallBatched&, cudaStream_t,
+                                   const RightSolve&, const float*, float*, float*);
+template void solveByBlocks<double>(cublasHandle_t, const SmallBatched&, cudaStream_t,
+                                    const RightSolve&, const double*, double*, double*);
+
+} // namespace graphc::cuda

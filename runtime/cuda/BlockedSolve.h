@@ -1,0 +1,62 @@
+//===- runtime/cuda/BlockedSolve.h - Large triangular solves by blocks -*- C++ -*-===//
+//
+// cuBLAS's trsm runs far below its gemm rate on large triangles: at n = 3000 with
+// 3000 right-hand sides it takes 2.0 ms in f64 on an H200, where a gemm of the
+// same shape takes 0.96 ms. solveByBlocks() moves the work into gemm: a kernel
+// inverts T's diagonal blocks (kSolveBlock rows each, all at once), and the solve
+// recurses on halves of T,
+//
+//   X1 = B1 op(T11)^-1 (recursing), B2 -= X1 op(T)12, X2 = B2 op(T22)^-1,
+//
+// down to single blocks, where X_j = B_j op(T_jj)^-1 is one gemm with the inverse.
+// The large updates are gemms of K up to n / 2, which run at nearly the gemm rate:
+// 0.86 ms at n = 3000 (docs/benchmarks.md). Inverting a block by substitution and
+// multiplying by the inverse is as accurate as substitution in practice for the
+// well-conditioned diagonal blocks of a Cholesky factor; the solve is not meant
+// for the badly conditioned triangles for which trsm's forward errors are better.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace graphc::cuda {
+
+class SmallBatched;
+
+/// The rows of T's diagonal blocks.
+constexpr int64_t kSolveBlock = 256;
+
+/// A right-side triangular solve X op(T) = B in column-major terms, as cuBLAS
+/// names it: B and X are rows x n (leading dimension rows), T is n x n (leading
+/// dimension n).
+struct RightSolve {
+  int64_t rows = 0, n = 0;
+  bool upper = false;     ///< T's upper triangle is read (else its lower)
+  bool transpose = false; ///< op(T) = T'
+  bool unit = false;      ///< T's diagonal taken as ones
+};
+
+/// True when solveByBlocks() beats cuBLAS's trsm for `s`: large triangles with
+/// many right-hand sides (measured at n = 3000 with 3000; smaller sizes keep trsm).
+bool solvesByBlocks(const RightSolve& s);
+
+/// The T elements of workspace solveByBlocks() needs for `s`.
+int64_t blockedSolveWorkspace(const RightSolve& s);
+
+/// Overwrites `b` with X = B op(T)^-1, enqueued on `blas`'s stream (which must be
+/// `stream`): no allocation, no synchronization. `workspace` holds
+/// blockedSolveWorkspace(s) elements. A zero on T's diagonal gives infinities or
+/// NaNs, not an error: the caller checks the diagonal.
+template <typename T>
+void solveByBlocks(cublasHandle_t blas, const SmallBatched& small, cudaStream_t stream,
+                   const RightSolve& s, const T* t, T* b, T* workspace);
+
+/// The CUDA C++ of the kernel that inverts the diagonal blocks, to append to
+/// SmallBatched's module source.
+const char* blockedSolveKernelsSource();
+
+} // namespace graphc::cuda

@@ -289,6 +289,18 @@ private:
   bool isIdentity(const Inst& load) const {
     return load.strides == denseStrides(k_.shape(load.space));
   }
+  /// True when the loop count can be a parameter: no instruction that `needed`
+  /// marks reads a point's coordinates. Then the domain's leading extent enters the
+  /// source nowhere else (affine() gives the outermost axis no modulo, and the
+  /// segments' offsets are affine in s the same way), and one source serves every
+  /// leading extent: a chain or a row broadcast of any length, a row reduction over
+  /// any number of rows.
+  bool sizeIsAParameter(const std::vector<bool>& needed) const {
+    for (size_t i = 0; i < k_.insts.size(); ++i)
+      if (needed[i] && readsIndex(k_.insts[i]))
+        return false;
+    return true;
+  }
   /// True for a Source instruction whose value depends on the point.
   static bool readsIndex(const Inst& inst) {
     return inst.kind == Inst::Kind::Source && SourceIndex::of(*inst.node).readsIndex();
@@ -302,7 +314,10 @@ private:
   bool wide_ = false; ///< 64-bit indices
   unsigned helpers_ = 0;
   bool error_ = false; ///< some instruction may store an error code
-  bool sizeParameter_ = false; ///< the point count N is the last parameter
+  /// The last parameter is the count of the kernel's loop (N points, or S segments
+  /// of a reduction): set when no instruction reads a point's coordinates, so that
+  /// the source depends on the inner extents only (see sizeIsAParameter).
+  bool sizeParameter_ = false;
 };
 
 /// Marks `inst` and what it reads in its own space (a Segment's operand is not).
@@ -532,7 +547,7 @@ std::vector<Emitter::Param> Emitter::parameters() const {
   if (error_)
     params.push_back({"int*", "error", true});
   if (sizeParameter_)
-    params.push_back({"idx", "N", false});
+    params.push_back({"idx", k_.hasReduction() ? "S" : "N", false});
   return params;
 }
 
@@ -596,11 +611,7 @@ void Emitter::elementwise(Code& c, CudaKernel& ck) {
   for (const KernelOutput& o : k_.outputs)
     widest = std::max(widest, ir::dtypeSize(k_.insts[o.inst].dtype));
   int64_t width = vector ? 16 / widest : 1;
-  // Where the shape enters only through the point count (every load the identity,
-  // no point's coordinates read), N is a parameter: one source for every size.
-  sizeParameter_ = vector;
-  for (size_t i = 0; i < k_.insts.size(); ++i)
-    sizeParameter_ = sizeParameter_ && !(needed[i] && readsIndex(k_.insts[i]));
+  sizeParameter_ = sizeIsAParameter(needed);
   vector = vector && (sizeParameter_ || n >= width);
   ck.launch = CudaKernel::Launch::Elementwise;
   ck.blockSize = 256;
@@ -759,7 +770,11 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
   ir::Shape reducedExtents = pick(k_.domain, k_.reduceAxes, false);
   ir::Shape dense = denseStrides(k_.domain);
 
-  c.line("constexpr idx S = {}; // segments", segments);
+  sizeParameter_ = sizeIsAParameter(std::vector<bool>(k_.insts.size(), true));
+  if (sizeParameter_)
+    ck.size = segments;
+  else
+    c.line("constexpr idx S = {}; // segments", segments);
   c.line("constexpr idx L = {}; // points per segment", length);
   c.open(signature(ck));
   std::string unitStart, unitStride, laneStart, laneStride;
@@ -960,7 +975,9 @@ CudaKernel Emitter::emit(llvm::StringRef name) {
 
   std::string& s = ck.source;
   s += fmt::format("// graphc kernel {}: {}{}\n", ck.name, launchName(ck.launch).str(),
-                   sizeParameter_ ? ", N points (a parameter)" : "");
+                   !sizeParameter_           ? ""
+                   : k_.hasReduction() ? ", S segments (a parameter)"
+                                             : ", N points (a parameter)");
   s += kTypedefs;
   for (unsigned h = 1; h <= kIntPow; h <<= 1)
     if (helpers_ & h)

@@ -3,11 +3,15 @@
 // Prints a codegen::Kernel as one CUDA C++ translation unit with one
 // `extern "C" __global__` function, which runtime/cuda compiles with NVRTC. The
 // kernel computes what the CPU interpreter (runtime/cpu/FusedKernel.h) computes,
-// with the op semantics of docs/ops.md. Shapes are baked in as constants, so the
-// same Kernel always gives byte-identical source (a kernel-cache key).
+// with the op semantics of docs/ops.md. The same Kernel always gives
+// byte-identical source (a kernel-cache key). Inner extents are baked in as
+// constants; the leading one is a parameter where it can be (the count of the
+// kernel's loop: N points, or S segments of a reduction), so that one source
+// serves every batch or row count of a shape.
 //
 // Parameters: `const T* __restrict__ in0, ...` (Kernel::inputs), `T* out0, ...`
-// (Kernel::outputs), then `int* error` when CudaKernel::hasErrorWord. Outputs carry
+// (Kernel::outputs), then `int* error` when CudaKernel::hasErrorWord, then the loop
+// count (`idx N` or `idx S`) when CudaKernel::size >= 0. Outputs carry
 // no __restrict__: an output may be the buffer of an input of the same size (in
 // place). The kernel reads every element it writes before writing it and never
 // reads it again, so the inputs' read-only loads stay valid.
@@ -71,9 +75,10 @@ struct CudaKernel {
   /// The kernel takes a trailing `int* error` parameter (integer div, remainder or
   /// pow); it must point at a device int that is 0 before the launch.
   bool hasErrorWord = false;
-  /// >= 0: the kernel's last parameter is its point count N (an `idx`), and this is
-  /// the value for this kernel's shape: an elementwise kernel whose loads are all
-  /// the identity has one source for every size.
+  /// >= 0: the kernel's last parameter is its loop count (an `idx`: the points of
+  /// an elementwise kernel, the segments of a reduction), and this is the value for
+  /// this kernel's shape. Kernels that read no point's coordinates (no iota or eye
+  /// among their sources) have one source for every leading extent.
   int64_t size = -1;
 };
 

@@ -94,10 +94,9 @@ TEST(CudaCodegen, ElementwiseChainsUse16ByteVectors) {
   EXPECT_EQ(bc.source.find("typedef i64 idx"), std::string::npos);
 }
 
-/// An elementwise kernel whose loads are all the identity takes its point count as
-/// a parameter: W3's chain at three sizes has one source (one compile, one cache
-/// entry) and a grid and N of its own. A broadcast kernel keeps its shape in the
-/// source.
+/// A kernel that reads no point's coordinates takes its loop count as a parameter:
+/// W3's chain at three sizes has one source (one compile, one cache entry) and a
+/// grid and N of its own.
 TEST(CudaCodegen, ElementwiseSizesAreAParameter) {
   std::vector<CudaKernel> chains;
   for (int64_t n : {3, 1024, 1 << 20})
@@ -113,9 +112,52 @@ TEST(CudaCodegen, ElementwiseSizesAreAParameter) {
   EXPECT_EQ(chains[2].size, 1 << 20);
   EXPECT_EQ(chains[0].gridSize, 1u);
   EXPECT_EQ(chains[2].gridSize, (1u << 20) / 4 / 256);
-  CudaKernel bc = generateCase("broadcast_rows_cols", "f32").at(0);
-  EXPECT_EQ(bc.size, -1);
-  EXPECT_NE(bc.source.find("constexpr idx N = 1961;"), std::string::npos) << bc.source;
+}
+
+/// Broadcasts and reductions with that parameter: the row count of a row and
+/// column broadcast, or of a layernorm, changes the parameter, not the source; an
+/// inner extent changes the source; a kernel reading coordinates (an eye) keeps
+/// its shape in the source.
+TEST(CudaCodegen, LeadingExtentsAreAParameter) {
+  auto bias = [](int64_t rows, int64_t cols) {
+    return fmt::format(R"(graph @bias(%x: f32[{0},{1}], %b: f32[{1}], %c: f32[{0},1]) {{
+  %bb = broadcast_to %b {{shape=[{0},{1}]}}
+  %cb = broadcast_to %c {{shape=[{0},{1}]}}
+  %y = mul %x, %bb
+  %z = add %y, %cb
+  return %z
+}})",
+                       rows, cols);
+  };
+  CudaKernel few = generate(bias(3, 53), "bias").at(0), many = generate(bias(700, 53), "bias").at(0);
+  EXPECT_EQ(few.source, many.source);
+  EXPECT_NE(few.source.find("in2[p / 53]"), std::string::npos) << few.source;
+  EXPECT_EQ(few.size, 3 * 53);
+  EXPECT_EQ(many.size, 700 * 53);
+  EXPECT_NE(generate(bias(3, 54), "bias").at(0).source, few.source);
+
+  // (Up to 64 MB: W4's 8192 rows stream past the L2, a source of their own.)
+  std::vector<CudaKernel> ln = generate(bench::layernormGraph(64, 4096, "f32"), "layernorm"),
+                          ln2 = generate(bench::layernormGraph(1000, 4096, "f32"), "layernorm");
+  ASSERT_EQ(ln.size(), ln2.size());
+  for (size_t i = 0; i < ln.size(); ++i) {
+    EXPECT_EQ(ln[i].source, ln2[i].source);
+    EXPECT_EQ(ln[i].size, ln[i].launch == CudaKernel::Launch::Elementwise ? 64 * 4096 : 64);
+  }
+  EXPECT_NE(ln[0].source.find(", idx S)"), std::string::npos) << ln[0].source;
+  EXPECT_EQ(ln[0].source.find("constexpr idx S"), std::string::npos) << ln[0].source;
+  EXPECT_NE(generate(bench::layernormGraph(64, 2048, "f32"), "layernorm").at(0).source,
+            ln[0].source);
+
+  CudaKernel eye = generate(R"(graph @shift(%a: f64[40,40]) {
+  %i = eye : f64[40,40]
+  %y = add %a, %i
+  return %y
+})",
+                            "shift")
+                       .at(0);
+  EXPECT_EQ(eye.size, -1);
+  EXPECT_NE(eye.source.find("constexpr idx N = 1600;"), std::string::npos) << eye.source;
 }
 
 TEST(CudaCodegen, ReductionLaunchForms) {

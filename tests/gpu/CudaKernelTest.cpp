@@ -318,15 +318,9 @@ bool sameWithGrid(const Kernel& k, unsigned grid, uint64_t seed) {
     if (run == 0) {
       gpu.launch(inPtrs, outPtrs, nullptr, nullptr);
     } else {
-      llvm::SmallVector<void*, 16> args;
-      for (const void*& p : inPtrs)
-        args.push_back(&p);
-      for (void*& p : outPtrs)
-        args.push_back(&p);
-      cuda::LaunchConfig config;
-      config.grid = dim3(grid);
-      config.block = dim3(gpu.cuda().blockSize);
-      KernelCache::global().get(gpu.cuda())->kernel.launch(config, args);
+      cuda::KernelLaunch l = gpu.launchOf(inPtrs, outPtrs, nullptr);
+      l.config.grid = dim3(grid);
+      l.enqueue(nullptr);
     }
     GRAPHC_CUDA_CHECK(cudaDeviceSynchronize());
     for (size_t o = 0; o < out.size(); ++o) {
@@ -489,6 +483,41 @@ TEST(KernelCache, OneKernelServesEveryChainSize) {
   }
   EXPECT_EQ(cache.stats().compiled, 1u);
   EXPECT_EQ(cache.stats().memoryHits, 2u);
+  std::filesystem::remove_all(*options.diskDir);
+}
+
+TEST(KernelCache, OneKernelServesEveryRowCount) {
+  GRAPHC_REQUIRE_GPU();
+  KernelCache::Options options;
+  options.diskDir = tempCacheDir();
+  KernelCache cache(options);
+  // A row and column broadcast, then a layernorm (reductions over rows), each at
+  // three row counts: the count is the kernels' last parameter.
+  auto bias = [](int64_t rows) {
+    return fmt::format(R"(graph @bias(%x: f64[{0},37], %b: f64[37], %c: f64[{0},1]) {{
+  %bb = broadcast_to %b {{shape=[{0},37]}}
+  %cb = broadcast_to %c {{shape=[{0},37]}}
+  %y = mul %x, %bb
+  %z = add %y, %cb
+  return %z
+}})",
+                       rows);
+  };
+  size_t kernels = 0;
+  for (int64_t rows : {1, 5, 300}) {
+    std::vector<Kernel> ks = kernelsOfText(bias(rows));
+    for (const Kernel& k : kernelsOfText(bench::layernormGraph(rows + 1, 200, "f32")))
+      ks.push_back(k);
+    for (size_t i = 0; i < ks.size(); ++i) {
+      CudaFusedKernel kernel(ks[i], cache);
+      EXPECT_GE(kernel.cuda().size, 0) << kernel.cuda().source;
+      EXPECT_TRUE(expectSameAsCpu(ks[i], fmt::format("kernel {} of {} rows", i, rows), 13 + i));
+    }
+    kernels = ks.size();
+  }
+  // A single row drops the row axis from the broadcast's offsets: a source of its own.
+  EXPECT_EQ(cache.stats().compiled, kernels + 1);
+  EXPECT_EQ(cache.stats().memoryHits, 3 * kernels - cache.stats().compiled);
   std::filesystem::remove_all(*options.diskDir);
 }
 

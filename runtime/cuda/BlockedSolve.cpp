@@ -104,12 +104,12 @@ int64_t blocksOf(int64_t n) {
   return (n + kSolveBlock - 1) / kSolveBlock;
 }
 
-/// The recursion of solveByBlocks over the columns [lo, hi) of B, block-aligned.
+/// The recursion of solveByBlocks over the columns [lo, hi) of X, block-aligned:
+/// B (updated in place) and X are separate rows x n column-major matrices.
 template <typename T> class Recursion {
 public:
-  Recursion(cublasHandle_t blas, cudaStream_t stream, const RightSolve& s, const T* t, T* b,
-            const T* inverses, T* temp)
-      : blas_(blas), stream_(stream), s_(s), t_(t), b_(b), inverses_(inverses), temp_(temp),
+  Recursion(cublasHandle_t blas, const RightSolve& s, const T* t, T* b, T* x, const T* inverses)
+      : blas_(blas), s_(s), t_(t), b_(b), x_(x), inverses_(inverses),
         op_(s.transpose ? CUBLAS_OP_T : CUBLAS_OP_N), rows_(static_cast<int>(s.rows)),
         // op(T) is upper when exactly one of upper and transpose holds: its
         // solve runs forward, a lower one backward.
@@ -132,15 +132,13 @@ public:
   }
 
 private:
-  /// X_j = B_j op(T_jj)^-1 through the block's inverse, into temp and back.
+  /// X_j = B_j op(T_jj)^-1 through the block's inverse.
   void solveBlock(int64_t lo, int64_t hi) {
     int w = static_cast<int>(hi - lo);
     const T* inverse = inverses_ + lo / kSolveBlock * kSolveBlock * kSolveBlock;
-    GRAPHC_CUDA_CHECK(Lib<T>::gemm(blas_, CUBLAS_OP_N, op_, rows_, w, w, &one_, column(lo),
-                                   rows_, inverse, static_cast<int>(kSolveBlock), &zero_, temp_,
-                                   rows_));
-    GRAPHC_CUDA_CHECK(cudaMemcpyAsync(column(lo), temp_, sizeof(T) * s_.rows * w,
-                                      cudaMemcpyDeviceToDevice, stream_));
+    GRAPHC_CUDA_CHECK(Lib<T>::gemm(blas_, CUBLAS_OP_N, op_, rows_, w, w, &one_, b_ + lo * s_.rows,
+                                   rows_, inverse, static_cast<int>(kSolveBlock), &zero_,
+                                   x_ + lo * s_.rows, rows_));
   }
 
   /// B(:, [to, toEnd)) -= X(:, [from, fromEnd)) op(T)(from.., to..).
@@ -148,19 +146,17 @@ private:
     // op(T)(i, j) is T(i, j), or T(j, i) read transposed.
     const T* m = s_.transpose ? t_ + to + from * s_.n : t_ + from + to * s_.n;
     GRAPHC_CUDA_CHECK(Lib<T>::gemm(blas_, CUBLAS_OP_N, op_, rows_, static_cast<int>(toEnd - to),
-                                   static_cast<int>(fromEnd - from), &minusOne_, column(from),
-                                   rows_, m, static_cast<int>(s_.n), &one_, column(to), rows_));
+                                   static_cast<int>(fromEnd - from), &minusOne_,
+                                   x_ + from * s_.rows, rows_, m, static_cast<int>(s_.n), &one_,
+                                   b_ + to * s_.rows, rows_));
   }
 
-  T* column(int64_t j) { return b_ + j * s_.rows; }
-
   cublasHandle_t blas_;
-  cudaStream_t stream_;
   const RightSolve& s_;
   const T* t_;
   T* b_;
+  T* x_;
   const T* inverses_;
-  T* temp_;
   cublasOperation_t op_;
   int rows_;
   bool forward_;
@@ -175,20 +171,23 @@ bool solvesByBlocks(const RightSolve& s) {
 }
 
 int64_t blockedSolveWorkspace(const RightSolve& s) {
-  return blocksOf(s.n) * kSolveBlock * kSolveBlock + s.rows * kSolveBlock;
+  return blocksOf(s.n) * kSolveBlock * kSolveBlock + s.rows * s.n;
 }
 
 template <typename T>
 void solveByBlocks(cublasHandle_t blas, const SmallBatched& small, cudaStream_t stream,
-                   const RightSolve& s, const T* t, T* b, T* workspace) {
-  T* temp = workspace + blocksOf(s.n) * kSolveBlock * kSolveBlock;
+                   const RightSolve& s, const T* t, const T* b, T* x, T* workspace) {
+  T* updated = workspace + blocksOf(s.n) * kSolveBlock * kSolveBlock;
+  GRAPHC_CUDA_CHECK(cudaMemcpyAsync(updated, b, sizeof(T) * s.rows * s.n,
+                                    cudaMemcpyDeviceToDevice, stream));
   small.invertTriangles(s.n, kSolveBlock, t, s.n, s.upper, s.unit, workspace, stream);
-  Recursion<T>(blas, stream, s, t, b, workspace, temp).solve(0, s.n);
+  Recursion<T>(blas, s, t, updated, x, workspace).solve(0, s.n);
 }
 
 template void solveByBlocks<float>(cublasHandle_t, const SmallBatched&, cudaStream_t,
-                                   const RightSolve&, const float*, float*, float*);
+                                   const RightSolve&, const float*, const float*, float*, float*);
 template void solveByBlocks<double>(cublasHandle_t, const SmallBatched&, cudaStream_t,
-                                    const RightSolve&, const double*, double*, double*);
+                                    const RightSolve&, const double*, const double*, double*,
+                                    double*);
 
 } // namespace graphc::cuda

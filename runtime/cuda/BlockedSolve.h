@@ -8,7 +8,8 @@
 //
 //   X1 = B1 op(T11)^-1 (recursing), B2 -= X1 op(T)12, X2 = B2 op(T22)^-1,
 //
-// down to single blocks, where X_j = B_j op(T_jj)^-1 is one gemm with the inverse.
+// down to single blocks, where X_j = B_j op(T_jj)^-1 is one gemm with the inverse
+// (B updated in the workspace, X_j written into the result).
 // The large updates are gemms of K up to n / 2, which run at nearly the gemm rate:
 // 0.86 ms at n = 3000 (docs/benchmarks.md). Inverting a block by substitution and
 // multiplying by the inverse is as accurate as substitution in practice for the
@@ -47,13 +48,14 @@ bool solvesByBlocks(const RightSolve& s);
 /// The T elements of workspace solveByBlocks() needs for `s`.
 int64_t blockedSolveWorkspace(const RightSolve& s);
 
-/// Overwrites `b` with X = B op(T)^-1, enqueued on `blas`'s stream (which must be
-/// `stream`): no allocation, no synchronization. `workspace` holds
-/// blockedSolveWorkspace(s) elements. A zero on T's diagonal gives infinities or
-/// NaNs, not an error: the caller checks the diagonal.
+/// Writes X = B op(T)^-1 to `x` (B is `b`, not modified), enqueued on `blas`'s
+/// stream (which must be `stream`): no allocation, no synchronization. `workspace`
+/// holds blockedSolveWorkspace(s) elements: the inverses and B as it is updated,
+/// so that each block of X is written once, straight into `x`. A zero on T's
+/// diagonal gives infinities or NaNs, not an error: the caller checks the diagonal.
 template <typename T>
 void solveByBlocks(cublasHandle_t blas, const SmallBatched& small, cudaStream_t stream,
-                   const RightSolve& s, const T* t, T* b, T* workspace);
+                   const RightSolve& s, const T* t, const T* b, T* x, T* workspace);
 
 /// The CUDA C++ of the kernel that inverts the diagonal blocks, to append to
 /// SmallBatched's module source.

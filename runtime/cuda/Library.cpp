@@ -328,17 +328,17 @@ public:
         small.fitsTriangularSolve(ma.rows, mx.cols, sizeof(T)))
       return small.triangularSolve(mx.batch, ma.rows, mx.cols, a, rhs, x, {lower, trans, unit},
                                    info_, stream_);
-    copy(rhs, x, mx);
     if (!unit) // run() zeroed the info words
       launch("firstZeroDiagonal", ma.batch * ma.rows, {&ma.batch, &ma.rows, &a, &info_});
-    if (mx.size() == 0)
-      return;
     if (auto blocked = blockedSolve(n_)) {
       for (int64_t b = 0; b < mx.batch; ++b)
-        solveByBlocks(blas_, small, stream_, *blocked, a + b * ma.size(), x + b * mx.size(),
-                      static_cast<T*>(s_.matrix));
+        solveByBlocks(blas_, small, stream_, *blocked, a + b * ma.size(), rhs + b * mx.size(),
+                      x + b * mx.size(), static_cast<T*>(s_.matrix));
       return;
     }
+    copy(rhs, x, mx);
+    if (mx.size() == 0)
+      return;
     auto side = right ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
     auto uplo = lower ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
     auto op = trans ? CUBLAS_OP_T : CUBLAS_OP_N;

@@ -15,6 +15,58 @@ namespace graphc::cuda {
 
 const char* blockedSolveKernelsSource() {
   return R"(
+// Shared layout of invertTriangles: Y (nb rows of the 32 columns being formed, row i
+// at Y + YS i) and P (32 rows of the panel of L, row i at P + (nb + 4) i). Strides of
+// 4 mod 16 doubles keep the f64 tensor-core fragment loads free of bank conflicts.
+constexpr int YS = 36;
+
+// Y(r0 + i, c) = (r0 + i == c0 + c) - sum_k P(i, k) Y(c0 + k, c) over k < K - 32,
+// i, c < 32: the right-hand side of a chunk's solve. f32: thread (warp w, lane c)
+// forms rows w + 8u of column c with FMAs.
+__device__ void formChunk(float* Y, const float* P, int pld, int c0, int r0, int K) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float acc[4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u)
+    acc[u] = float(r0 + warp + 8 * u == c0 + lane);
+#pragma unroll 8
+  for (int k = 0; k < K - 32; ++k) {
+    const float y = Y[(c0 + k) * YS + lane];
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      acc[u] -= P[(warp + 8 * u) * pld + k] * y;
+  }
+#pragma unroll
+  for (int u = 0; u < 4; ++u)
+    Y[(r0 + warp + 8 * u) * YS + lane] = acc[u];
+}
+// f64 on the tensor cores (SpdSolveKernels' dmma): warp w forms rows 8 (w % 4).. and
+// columns 16 (w / 4).., two 8 x 8 tiles, lane l holding row l / 4, columns 2 (l % 4)
+// + {0, 1} of each.
+__device__ void formChunk(double* Y, const double* P, int pld, int c0, int r0, int K) {
+  const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+  const int row = 8 * (w % 4) + l / 4, col = 16 * (w / 4) + 2 * (l % 4);
+  double d[2][2];
+#pragma unroll
+  for (int t = 0; t < 2; ++t)
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+      d[t][e] = double(r0 + row == c0 + col + 8 * t + e);
+  const double* a = P + row * pld + l % 4;
+  const double* b = Y + (c0 + l % 4) * YS + 16 * (w / 4) + l / 4;
+#pragma unroll 4
+  for (int k = 0; k < K - 32; k += 4) {
+    const double av = a[k], b0 = -b[k * YS], b1 = -b[k * YS + 8];
+    dmma(d[0][0], d[0][1], av, b0);
+    dmma(d[1][0], d[1][1], av, b1);
+  }
+#pragma unroll
+  for (int t = 0; t < 2; ++t)
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+      Y[(r0 + row) * YS + col + 8 * t + e] = d[t][e];
+}
+
 // The inverses of the s x s diagonal blocks of the n x n column-major triangle t
 // (leading dimension ld; block b starts at row and column b nb, s = min(nb, n - b
 // nb)), each written column-major with leading dimension nb at inv + b nb nb, zeros
@@ -24,15 +76,15 @@ const char* blockedSolveKernelsSource() {
 // Block (chunk, b) of 256 threads forms the 32 columns c0.. of block b's inverse Y
 // by forward substitution on L Y = I, 32 rows r0.. at a time: it stages the
 // panel L(r0.., c0..r0+31) in shared memory, forms S = I - L(r0.., c0..r0) Y(c0..r0, .)
-// (each thread 4 rows of one column), then solves L(r0.., r0..) Y(r0.., .) = S
-// a warp per 4 columns, a lane per row. Y's rows above c0 are zero.
+// (formChunk), then solves L(r0.., r0..) Y(r0.., .) = S a warp per 4 columns, a
+// lane per row. Y's rows above c0 are zero.
 template <typename T>
 __global__ void __launch_bounds__(256)
     invertTriangles(int n, int nb, const T* t, i64 ld, int upper, int unit, T* inv) {
   extern __shared__ unsigned char raw[];
-  T* Y = reinterpret_cast<T*>(raw); // nb x 32, row i at Y + 32 i
-  T* P = Y + nb * 32;               // 32 x (nb + 1): L(r0 + i, c0 + k) at P[i * pld + k]
-  const int pld = nb + 1, b = blockIdx.y, c0 = blockIdx.x * 32, tid = threadIdx.x;
+  T* Y = reinterpret_cast<T*>(raw);
+  T* P = Y + nb * YS; // L(r0 + i, c0 + k) at P[i * pld + k]
+  const int pld = nb + 4, b = blockIdx.y, c0 = blockIdx.x * 32, tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32, s = min(nb, n - b * nb);
   if (c0 >= s)
     return;
@@ -53,26 +105,13 @@ __global__ void __launch_bounds__(256)
       P[i * pld + k] = r0 + i < s ? L[(r0 + i) * si + (c0 + k) * sk] : T(i == k - K + 32);
     }
     __syncthreads();
-    T acc[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u)
-      acc[u] = T(r0 + warp + 8 * u == c0 + lane);
-#pragma unroll 8
-    for (int k = 0; k < K - 32; ++k) {
-      const T y = Y[(c0 + k) * 32 + lane];
-#pragma unroll
-      for (int u = 0; u < 4; ++u)
-        acc[u] -= P[(warp + 8 * u) * pld + k] * y;
-    }
-#pragma unroll
-    for (int u = 0; u < 4; ++u)
-      Y[(r0 + warp + 8 * u) * 32 + lane] = acc[u];
+    formChunk(Y, P, pld, c0, r0, K);
     __syncthreads();
     // Four independent columns per warp hide the shuffles' latency.
     T v[4];
 #pragma unroll
     for (int u = 0; u < 4; ++u)
-      v[u] = Y[(r0 + lane) * 32 + warp + 8 * u];
+      v[u] = Y[(r0 + lane) * YS + warp + 8 * u];
     const T* row = P + lane * pld + K - 32;
     const T rinv = unit ? T(1) : T(1) / row[lane];
 #pragma unroll 8
@@ -86,12 +125,12 @@ __global__ void __launch_bounds__(256)
     }
 #pragma unroll
     for (int u = 0; u < 4; ++u)
-      Y[(r0 + lane) * 32 + warp + 8 * u] = v[u];
+      Y[(r0 + lane) * YS + warp + 8 * u] = v[u];
     __syncthreads();
     for (int e = tid; e < 32 * 32; e += 256) {
       int i = r0 + (upper ? e / 32 : e % 32), c = upper ? e % 32 : e / 32;
       if (i < s && c0 + c < s)
-        out[at(i, c0 + c)] = Y[i * 32 + c];
+        out[at(i, c0 + c)] = Y[i * YS + c];
     }
   }
 }

@@ -1,6 +1,6 @@
 //===- runtime/cuda/Library.cpp - Linear algebra through cuBLAS/cuSOLVER --===//
 //
-// Each op is written once for float and double: Lib<T> maps the S/D routines of
+// Each op is written once for float and double: Lib<T> (Routines.h) maps the S/D routines of
 // cuBLAS and cuSOLVER to one name (as Lapack<T> does in runtime/cpu/Linalg.cpp),
 // and the helper kernels are templates instantiated for both. Batches of matrices
 // are laid out back to back; cuBLAS calls take the whole batch where cuBLAS has a
@@ -8,6 +8,7 @@
 // the items on the stream. Batches of small matrices take runtime/cuda/SmallBatched.h's
 // kernels for Cholesky and left-side triangular solves, a batched gemm for syrk, and
 // cuBLAS's batched LU and QR (with a helper kernel forming Q) for the LU-based ops and qr.
+// Large triangular solves go by blocks through gemm (BlockedSolve.h).
 //
 // The workspace of a node is planned by plan(), the same function for reserve()
 // and run(), so run() can check that the reserved workspace is large enough.
@@ -88,7 +89,7 @@ int toInt(int64_t v) {
 
 /// What a node needs besides its inputs and outputs, in elements.
 struct Layout {
-  int64_t matrix = 0;   ///< T: a column-major copy of the operand
+  int64_t matrix = 0;   ///< T: a column-major copy of the operand, or a blocked solve's work
   int64_t second = 0;   ///< T: a column-major right-hand side, or QR's tau
   int64_t pivots = 0;   ///< int: getrf pivots
   int64_t info = 0;     ///< int: info of calls whose failures are not reported

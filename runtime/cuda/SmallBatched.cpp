@@ -484,7 +484,7 @@ void SmallBatched::gram(int64_t batch, int64_t rows, int64_t k, const T* x, T* s
 template <typename T>
 void SmallBatched::invertTriangles(int64_t n, int64_t nb, const T* t, int64_t ld, bool upper,
                                    bool unit, T* inverses, cudaStream_t stream) const {
-  size_t bytes = (nb * 32 + 32 * (nb + 1)) * sizeof(T);
+  size_t bytes = (nb * 36 + 32 * (nb + 4)) * sizeof(T); // invertTriangles' Y and P
   if (nb % 32 || nb > 256 || n > INT_MAX || bytes > maxSharedBytes_)
     throw Error(fmt::format("internal error: inverting the {} x {} blocks of a triangle", nb, nb));
   if (n == 0)

@@ -4,17 +4,18 @@
 // 3000 right-hand sides it takes 2.0 ms in f64 on an H200, where a gemm of the
 // same shape takes 0.96 ms. solveByBlocks() moves the work into gemm: a kernel
 // inverts T's diagonal blocks (kSolveBlock rows each, all at once), and the solve
-// recurses on halves of T,
+// recurses on halves of T; with T on the right and op(T) upper,
 //
 //   X1 = B1 op(T11)^-1 (recursing), B2 -= X1 op(T)12, X2 = B2 op(T22)^-1,
 //
-// down to single blocks, where X_j = B_j op(T_jj)^-1 is one gemm with the inverse
-// (B updated in the workspace, X_j written into the result).
-// The large updates are gemms of K up to n / 2, which run at nearly the gemm rate:
-// 0.86 ms at n = 3000 (docs/benchmarks.md). Inverting a block by substitution and
-// multiplying by the inverse is as accurate as substitution in practice for the
-// well-conditioned diagonal blocks of a Cholesky factor; the solve is not meant
-// for the badly conditioned triangles for which trsm's forward errors are better.
+// (on the left, and for lower triangles, the mirror images) down to single blocks,
+// where X_j = B_j op(T_jj)^-1 is one gemm with the inverse (B updated in the
+// workspace, X_j written into the result). The large updates are gemms of K up to
+// n / 2, which run at nearly the gemm rate: 0.82 ms at n = 3000 (docs/benchmarks.md).
+// Inverting a block by substitution and multiplying by the inverse is as accurate
+// as substitution in practice for the well-conditioned diagonal blocks of a
+// Cholesky factor; the solve is not meant for the badly conditioned triangles for
+// which trsm's forward errors are better.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -31,31 +32,35 @@ class SmallBatched;
 /// The rows of T's diagonal blocks.
 constexpr int64_t kSolveBlock = 256;
 
-/// A right-side triangular solve X op(T) = B in column-major terms, as cuBLAS
-/// names it: B and X are rows x n (leading dimension rows), T is n x n (leading
-/// dimension n).
-struct RightSolve {
-  int64_t rows = 0, n = 0;
+/// A triangular solve in column-major terms, as cuBLAS's trsm names it: op(T) X = B
+/// (T on the left, m x m) or X op(T) = B (on the right, n x n), B and X m x n with
+/// leading dimension m, T with leading dimension its size.
+struct BlockedSolve {
+  bool left = false;      ///< T on the left
+  int64_t m = 0, n = 0;   ///< B's rows and columns
   bool upper = false;     ///< T's upper triangle is read (else its lower)
   bool transpose = false; ///< op(T) = T'
   bool unit = false;      ///< T's diagonal taken as ones
+
+  /// T's size.
+  int64_t size() const { return left ? m : n; }
 };
 
 /// True when solveByBlocks() beats cuBLAS's trsm for `s`: large triangles with
 /// many right-hand sides (measured at n = 3000 with 3000; smaller sizes keep trsm).
-bool solvesByBlocks(const RightSolve& s);
+bool solvesByBlocks(const BlockedSolve& s);
 
 /// The T elements of workspace solveByBlocks() needs for `s`.
-int64_t blockedSolveWorkspace(const RightSolve& s);
+int64_t blockedSolveWorkspace(const BlockedSolve& s);
 
-/// Writes X = B op(T)^-1 to `x` (B is `b`, not modified), enqueued on `blas`'s
-/// stream (which must be `stream`): no allocation, no synchronization. `workspace`
-/// holds blockedSolveWorkspace(s) elements: the inverses and B as it is updated,
-/// so that each block of X is written once, straight into `x`. A zero on T's
-/// diagonal gives infinities or NaNs, not an error: the caller checks the diagonal.
+/// Writes X to `x` (B is `b`, not modified), enqueued on `blas`'s stream (which
+/// must be `stream`): no allocation, no synchronization. `workspace` holds
+/// blockedSolveWorkspace(s) elements: the inverses and B as it is updated, so that
+/// each block of X is written once, straight into `x`. A zero on T's diagonal
+/// gives infinities or NaNs, not an error: the caller checks the diagonal.
 template <typename T>
 void solveByBlocks(cublasHandle_t blas, const SmallBatched& small, cudaStream_t stream,
-                   const RightSolve& s, const T* t, const T* b, T* x, T* workspace);
+                   const BlockedSolve& s, const T* t, const T* b, T* x, T* workspace);
 
 /// The CUDA C++ of the kernel that inverts the diagonal blocks, to append to
 /// SmallBatched's module source.

@@ -139,15 +139,19 @@ template <typename F> decltype(auto) visitFloat(ir::DType dtype, F&& f) {
   return f(std::type_identity<double>{});
 }
 
-/// The column-major solve behind the row-major triangular_solve `n`, op(A) X = B,
-/// when it goes by blocks (BlockedSolve.h): X' op(A)' = B', where A read
-/// column-major is A' (its lower triangle is the upper one there).
-std::optional<RightSolve> blockedSolve(const ir::Node& n) {
-  if (n.attrs().flag("right_side"))
-    return std::nullopt;
+/// The column-major solve behind the row-major triangular_solve `n` when it goes by
+/// blocks (BlockedSolve.h): op(A) X = B is X' op(A)' = B', and X op(A) = B is
+/// op(A)' X' = B', where A read column-major is A' (its lower triangle is the upper
+/// one there): the side flips, the transpose stays.
+std::optional<BlockedSolve> blockedSolve(const ir::Node& n) {
   Matrices mx(n.type());
-  RightSolve s{mx.cols, mx.rows, n.attrs().flag("lower"), n.attrs().flag("transpose_a"),
-               n.attrs().flag("unit_diagonal")};
+  BlockedSolve s;
+  s.left = n.attrs().flag("right_side");
+  s.m = mx.cols;
+  s.n = mx.rows;
+  s.upper = n.attrs().flag("lower");
+  s.transpose = n.attrs().flag("transpose_a");
+  s.unit = n.attrs().flag("unit_diagonal");
   return solvesByBlocks(s) ? std::optional(s) : std::nullopt;
 }
 

@@ -206,24 +206,27 @@ TEST(Library, LargeMatrices) {
 TEST(Library, LargeTriangularSolvesByBlocks) {
   GRAPHC_REQUIRE_GPU();
   // Large enough for BlockedSolve.h (n >= 1024, 256 or more right-hand sides), with
-  // a last diagonal block of 1100 - 4 * 256 = 76 rows. Unit diagonals get small
-  // off-diagonal elements, so that the triangle stays well conditioned.
+  // a last diagonal block of 1100 - 4 * 256 = 76 rows, on either side. Unit
+  // diagonals get small off-diagonal elements, so that the triangle stays well
+  // conditioned.
   const int64_t n = 1100, cols = 300;
   std::vector<double> unitTriangle = doubles(randn(DType::F64, {n, n}, 40));
   for (double& v : unitTriangle)
     v *= 0.3 / std::sqrt(double(n));
   for (DType dt : kFloats)
     for (const Ints& batch : {Ints{}, Ints{2}})
-      for (int flags = 0; flags < 8; ++flags) {
-        bool lower = flags & 1, trans = flags & 2, unit = flags & 4;
+      for (int flags = 0; flags < 16; ++flags) {
+        bool lower = flags & 1, trans = flags & 2, unit = flags & 4, right = flags & 8;
         if (unit && !batch.empty())
-          continue; // the unit diagonal once per dtype and triangle suffices
+          continue; // the unit diagonal once per dtype, side and triangle suffices
         Array t = unit ? fromDoubles(dt, unitTriangle, {n, n}) : spd(dt, withMatrix(batch, n, n), 41);
+        Array rhs = randn(dt, right ? withMatrix(batch, cols, n) : withMatrix(batch, n, cols), 50);
         ir::Attrs attrs;
         attrs.set("lower", lower).set("transpose_a", trans).set("unit_diagonal", unit);
-        expectSameAsCpu(Op::TriangularSolve, {t, randn(dt, withMatrix(batch, n, cols), 50)}, attrs,
-                        fmt::format("triangular_solve {} lower={} trans={} unit={} {}", n, lower,
-                                    trans, unit, label(dt, batch)));
+        attrs.set("right_side", right);
+        expectSameAsCpu(Op::TriangularSolve, {t, rhs}, attrs,
+                        fmt::format("triangular_solve {} lower={} trans={} unit={} right={} {}", n,
+                                    lower, trans, unit, right, label(dt, batch)));
       }
 }
 
@@ -272,9 +275,10 @@ TEST(Library, DISABLED_TimingsAtEnkfSize) {
   GRAPHC_REQUIRE_GPU();
   const int64_t n = 3000;
   Array a = wellConditioned(DType::F64, {n, n}, 30), b = randn(DType::F64, {n, n}, 31);
-  ir::Attrs tb, upper;
+  ir::Attrs tb, upper, rightT;
   tb.set("transpose_b", true);
   upper.set("lower", true);
+  rightT.set("lower", true).set("right_side", true).set("transpose_a", true);
   // SPD X X' + n I and its Cholesky factor, made by the CPU backend (BLAS).
   std::vector<double> sv = doubles(runCpu(OneNode(Op::Syrk, {b}, {}), {b}).outputs.at(0));
   for (int64_t i = 0; i < n; ++i)
@@ -287,6 +291,7 @@ TEST(Library, DISABLED_TimingsAtEnkfSize) {
   std::printf("  syrk X*X'      %8.3f\n", timeRun(Op::Syrk, {a}, {}));
   std::printf("  cholesky       %8.3f\n", timeRun(Op::Cholesky, {spdA}, {}));
   std::printf("  triangular     %8.3f\n", timeRun(Op::TriangularSolve, {l, b}, upper));
+  std::printf("  triangular X L' = B %8.3f\n", timeRun(Op::TriangularSolve, {l, b}, rightT));
   std::printf("  solve (LU)     %8.3f\n", timeRun(Op::Solve, {a, b}, {}));
   std::printf("  inverse        %8.3f\n", timeRun(Op::Inverse, {a}, {}));
   std::printf("  qr             %8.3f\n", timeRun(Op::Qr, {a}, {}));

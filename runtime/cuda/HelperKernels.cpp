@@ -306,6 +306,10 @@ ModuleSource HelperKernels::moduleSource() {
   return source;
 }
 
+std::vector<ModuleSource> HelperKernels::moduleSources() {
+  return {SmallBatched::moduleSource(), moduleSource()};
+}
+
 HelperKernels::HelperKernels() {
   ModuleSource source = moduleSource();
   module_ = KernelCache::global().getModule(source);

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace graphc::cuda {
 
@@ -36,6 +37,9 @@ public:
   /// The kernels' CUDA C++ and name expressions (what the constructor compiles,
   /// besides the module of SmallBatched).
   static ModuleSource moduleSource();
+  /// Both modules the constructor compiles: to compile them in parallel with other
+  /// work first (KernelCache::compileAll), so that the constructor finds them.
+  static std::vector<ModuleSource> moduleSources();
 
 private:
   HelperKernels();

@@ -264,24 +264,28 @@ Kernel LoadedModule::kernel(const std::string& name) const {
 }
 
 std::vector<std::shared_ptr<const LoadedKernel>>
-KernelCache::compileAll(llvm::ArrayRef<codegen::CudaKernel> kernels) {
+KernelCache::compileAll(llvm::ArrayRef<codegen::CudaKernel> kernels,
+                        llvm::ArrayRef<ModuleSource> modules) {
+  size_t items = modules.size() + kernels.size(); // the modules first: the longest
   std::vector<std::shared_ptr<const LoadedKernel>> out(kernels.size());
-  std::vector<std::exception_ptr> errors(kernels.size());
+  std::vector<std::exception_ptr> errors(items);
   std::atomic<size_t> next{0};
   int device = 0;
   GRAPHC_CUDA_CHECK(cudaGetDevice(&device));
   auto work = [&] {
     cudaSetDevice(device); // the caller's device, in this thread too
-    for (size_t i; (i = next++) < kernels.size();) {
+    for (size_t i; (i = next++) < items;) {
       try {
-        out[i] = get(kernels[i]);
+        if (i < modules.size())
+          getModule(modules[i]);
+        else
+          out[i - modules.size()] = get(kernels[i - modules.size()]);
       } catch (...) {
         errors[i] = std::current_exception();
       }
     }
   };
-  size_t threads =
-      std::min<size_t>(kernels.size(), std::max(1u, std::thread::hardware_concurrency()));
+  size_t threads = std::min<size_t>(items, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t)
     pool.emplace_back(work);

@@ -114,9 +114,11 @@ public:
   /// fails (with the source) or loading fails; a failed key is retried next time.
   std::shared_ptr<const LoadedKernel> get(const codegen::CudaKernel& k);
 
-  /// get() for each of `kernels`, compiled in parallel; results in order.
+  /// get() for each of `kernels`, and getModule() for each of `modules`, compiled in
+  /// parallel; the kernels' results in order.
   std::vector<std::shared_ptr<const LoadedKernel>>
-  compileAll(llvm::ArrayRef<codegen::CudaKernel> kernels);
+  compileAll(llvm::ArrayRef<codegen::CudaKernel> kernels,
+             llvm::ArrayRef<ModuleSource> modules = {});
 
   /// `m` compiled (with this cache's flags) and loaded, through memory, disk and
   /// NVRTC like get(). Throws like get().

@@ -6,6 +6,7 @@
 #include "passes/Rewrite.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/DataMovement.h"
+#include "runtime/cuda/HelperKernels.h"
 #include "runtime/cuda/KernelCache.h"
 
 #include <fmt/format.h>
@@ -71,8 +72,10 @@ void PreparedProgram::prepareSteps() {
     }
     steps_.push_back(std::move(p));
   }
-  // Compile every kernel in parallel into the cache, then load each from it.
-  KernelCache::global().compileAll(sources);
+  // Compile every kernel in parallel into the cache, with the modules of the
+  // library's kernels (every lane's LibraryContext loads them), then load each
+  // kernel from it.
+  KernelCache::global().compileAll(sources, HelperKernels::moduleSources());
   size_t next = 0;
   for (PreparedStep& p : steps_) {
     if (p.how == PreparedStep::How::Kernel) {

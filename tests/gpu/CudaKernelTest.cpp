@@ -16,6 +16,7 @@
 
 #include "runtime/cpu/FusedKernel.h"
 #include "runtime/cuda/FusedKernel.h"
+#include "runtime/cuda/HelperKernels.h"
 #include "runtime/cuda/KernelCache.h"
 #include "tests/codegen/KernelCases.h"
 
@@ -594,13 +595,19 @@ TEST(KernelCache, CompileAllCompilesEachKernelOnce) {
                            "graph @c(%x: f64[10,10]) {\n  %y = sum %x {axes=[1]}\n  return %y\n}"})
     sources.push_back(codegen::emitCuda(kernelsOfText(text).at(0), "k"));
   sources.push_back(sources[0]); // a duplicate: compiled once
-  auto loaded = cache.compileAll(sources);
+  // With the library's two modules, as a prepared program compiles them.
+  std::vector<cuda::ModuleSource> modules = cuda::HelperKernels::moduleSources();
+  auto loaded = cache.compileAll(sources, modules);
   ASSERT_EQ(loaded.size(), 4u);
   EXPECT_EQ(loaded[0], loaded[3]);
   for (const auto& l : loaded)
     EXPECT_NE(l, nullptr);
-  EXPECT_EQ(cache.stats().compiled, 3u);
+  EXPECT_EQ(cache.stats().compiled, 5u);
   EXPECT_EQ(cache.stats().memoryHits, 1u);
+  for (const cuda::ModuleSource& m : modules)
+    EXPECT_NE(cache.getModule(m), nullptr);
+  EXPECT_EQ(cache.stats().compiled, 5u);
+  EXPECT_EQ(cache.stats().memoryHits, 3u);
 }
 
 TEST(KernelCache, CompileErrorsShowTheGeneratedSource) {

@@ -53,12 +53,13 @@ Value peelScale(Value v, double& scale) {
   }
 }
 
-std::optional<LowRankPlusDiagonal> matchLowRankPlusDiagonal(const StructureMap& facts, Value a) {
+/// `a` = c*U*U' + D, D a positive diagonal, whatever the rank of U.
+std::optional<LowRankPlusDiagonal> matchGramPlusDiagonal(const StructureMap& facts, Value a) {
   if (a.node->op() != Op::Add)
     return std::nullopt;
   for (int side = 0; side < 2; ++side) {
     Value p = a.node->operand(side), d = a.node->operand(1 - side);
-    if (facts[p].lowRank == 0 || !facts[d].has(S::Diagonal | S::SPD))
+    if (!facts[d].has(S::Diagonal | S::SPD))
       continue;
     double scale = 1;
     std::optional<Gram> gram = matchGram(*peelScale(p, scale).node);
@@ -69,6 +70,29 @@ std::optional<LowRankPlusDiagonal> matchLowRankPlusDiagonal(const StructureMap& 
   return std::nullopt;
 }
 
+/// Flops of solving an n x n SPD matrix for m right-hand sides by Cholesky, and by
+/// Woodbury when the matrix is a rank-k part plus a diagonal.
+double choleskySolveFlops(double n, double m) {
+  return n * n * n / 3 + 2 * n * n * m;
+}
+double woodburySolveFlops(double n, double k, double m) {
+  return 2 * n * k * k + 4 * n * k * m + k * k * k / 3 + 2 * k * k * m;
+}
+
+/// A product P * solve(S, R) that can go through S's Gram factor F, S = c*F*F' + D,
+/// where P = scale * X*F' (or P = F') and R = sigma*F + u*1' (matchColumnOffsets):
+/// P*S^-1*R = scale * X * (sigma * M'M + M'w * 1') with L = cholesky(S), M = L^-1 F,
+/// w = L^-1 u. One triangular solve for F's k columns and a syrk replace forming P
+/// and the two solves for R's columns.
+struct ThroughFactor {
+  const Node* solve = nullptr;
+  Value factor;            ///< F
+  std::optional<Value> x;  ///< X; absent when P = F'
+  bool transposeX = false; ///< P = scale * X'*F'
+  double scale = 1, sigma = 0;
+  std::vector<std::pair<double, Value>> offset; ///< u as a sum of column vectors
+};
+
 /// `t`'s dtype and batch axes (all but the last two) followed by `trailing`.
 TensorType batchedLike(const TensorType& t, llvm::ArrayRef<int64_t> trailing) {
   TensorType out(t.dtype, llvm::ArrayRef<int64_t>(t.shape).drop_back(2));
@@ -78,11 +102,24 @@ TensorType batchedLike(const TensorType& t, llvm::ArrayRef<int64_t> trailing) {
 
 class Lowering {
 public:
-  Lowering(const StructureMap& facts, PassStats& stats) : facts_(facts), stats_(stats) {}
+  Lowering(const ir::Graph& g, const StructureMap& facts, PassStats& stats)
+      : facts_(facts), stats_(stats), uses_(useCounts(g)), throughFactor_(g.nodes().size()),
+        solveTaken_(g.nodes().size()) {
+    std::vector<bool> live = liveNodes(g);
+    for (const Node* n : g.nodes())
+      if (live[n->id()] && (throughFactor_[n->id()] = matchThroughFactor(*n)))
+        solveTaken_[throughFactor_[n->id()]->solve->id()] = uses_[n->operand(1).node->id()] == 1;
+  }
 
   std::optional<ValueList> operator()(Rewriter& rw, const Node& n) {
     if (n.op() == Op::Solve)
-      return ValueList{solve(rw, n.operand(0), rw.map(n.operand(1)))};
+      return solveTaken_[n.id()] ? std::nullopt
+                                 : std::optional<ValueList>(ValueList{
+                                       solve(rw, n.operand(0), rw.map(n.operand(1)))});
+    if (const std::optional<ThroughFactor>& t = throughFactor_[n.id()]) {
+      stats_.count("through-factor");
+      return ValueList{throughFactor(rw, *t)};
+    }
     if (n.op() == Op::Matmul && n.operand(0).node->op() == Op::Inverse &&
         !n.attrs().flag("transpose_a")) {
       stats_.count("inverse-to-solve");
@@ -101,6 +138,91 @@ public:
   }
 
 private:
+  /// Where `n` is P * solve(S, R) as ThroughFactor describes, and going through
+  /// S's factor costs fewer flops than forming P and solving for R: the pieces.
+  std::optional<ThroughFactor> matchThroughFactor(const Node& n) const {
+    if (n.op() != Op::Matmul || n.attrs().flag("transpose_b") ||
+        n.operand(1).node->op() != Op::Solve)
+      return std::nullopt;
+    const Node& solve = *n.operand(1).node;
+    Value s = solve.operand(0);
+    std::optional<LowRankPlusDiagonal> lr = matchGramPlusDiagonal(facts_, s);
+    if (!lr || lr->transposed || !facts_[s].has(S::SPD))
+      return std::nullopt;
+    ThroughFactor t;
+    t.solve = &solve;
+    t.factor = lr->factor;
+    double pFlops = 0; // forming P, when only this product uses it
+    bool flipped;
+    Value a = peelMatrixTranspose(n.operand(0), flipped);
+    if (a != t.factor || flipped == n.attrs().flag("transpose_a")) { // not P = F'
+      if (n.attrs().flag("transpose_a"))
+        return std::nullopt;
+      Value core = peelScale(n.operand(0), t.scale);
+      const Node& p = *core.node;
+      if (p.op() != Op::Matmul || peelMatrixTranspose(p.operand(1), flipped) != t.factor ||
+          flipped == p.attrs().flag("transpose_b"))
+        return std::nullopt;
+      t.x = p.operand(0);
+      t.transposeX = p.attrs().flag("transpose_a");
+      if (uses_[p.id()] == 1 && uses_[n.operand(0).node->id()] == 1)
+        pFlops = 2.0 * n.type().shape[n.type().rank() - 2] * s.type().shape.back() *
+                 t.factor.type().shape.back();
+    }
+    std::optional<ColumnOffsets> r = matchColumnOffsets(solve.operand(1));
+    std::optional<ColumnOffsets> f = matchColumnOffsets(t.factor);
+    if (!r || !f || !f->base || f->scale == 0 || (r->base && *r->base != *f->base))
+      return std::nullopt;
+    t.sigma = r->base ? r->scale / f->scale : 0;
+    t.offset = r->columns;
+    for (const auto& [c, v] : f->columns)
+      t.offset.emplace_back(-t.sigma * c, v);
+    const ir::TensorType &rt = solve.operand(1).type(), &ft = t.factor.type();
+    double nn = ft.shape[ft.rank() - 2], k = ft.shape.back(), m = rt.shape.back();
+    double rows = t.x ? n.type().shape[n.type().rank() - 2] : 0;
+    double solveFlops = 0; // solving for R, when only this product uses the solution
+    if (uses_[solve.id()] == 1)
+      solveFlops = woodburyPays(nn, k, m) ? woodburySolveFlops(nn, k, m)
+                                          : choleskySolveFlops(nn, m);
+    double plain = pFlops + solveFlops + 2 * (t.x ? rows : k) * nn * m;
+    double through = nn * nn * nn / 3 + nn * nn * k + (t.sigma != 0 ? nn * k * k : 0) +
+                     (t.offset.empty() ? 0 : nn * nn + 2 * nn * k) + 2 * rows * k * m;
+    return through < plain ? std::optional<ThroughFactor>(t) : std::nullopt;
+  }
+
+  /// scale * X * (sigma * M'M + M'w * 1'), ThroughFactor's product in the new graph.
+  Value throughFactor(Rewriter& rw, const ThroughFactor& t) {
+    const ir::TensorType& rt = t.solve->operand(1).type();
+    Value l = rw.apply(Op::Cholesky, {rw.map(t.solve->operand(0))}, Attrs{{"fallback", true}});
+    Value m = rw.apply(Op::TriangularSolve, {l, rw.map(t.factor)}, Attrs{{"lower", true}});
+    std::optional<Value> k; // F' S^-1 R, times scale
+    if (t.sigma != 0) {
+      k = rw.apply(Op::Syrk, {m}, Attrs{{"transpose", true}});
+      if (t.sigma * t.scale != 1)
+        k = rw.apply(Op::Mul, {*k, rw.full(t.sigma * t.scale, k->type())});
+    }
+    if (!t.offset.empty()) {
+      std::optional<Value> u;
+      for (const auto& [c, v] : t.offset) {
+        Value term = rw.map(v);
+        if (c != 1)
+          term = rw.apply(Op::Mul, {term, rw.full(c, term.type())});
+        u = u ? rw.apply(Op::Add, {*u, term}) : term;
+      }
+      Value w = rw.apply(Op::TriangularSolve, {l, *u}, Attrs{{"lower", true}});
+      Value g = rw.apply(Op::Matmul, {m, w}, Attrs{{"transpose_a", true}});
+      if (t.scale != 1)
+        g = rw.apply(Op::Mul, {g, rw.full(t.scale, g.type())});
+      std::vector<int64_t> shape(g.type().shape.begin(), g.type().shape.end());
+      shape.back() = rt.shape.back();
+      g = rw.apply(Op::BroadcastTo, {g}, Attrs{{"shape", shape}});
+      k = k ? rw.apply(Op::Add, {*k, g}) : g;
+    }
+    if (!t.x)
+      return *k;
+    return rw.apply(Op::Matmul, {rw.map(*t.x), *k}, Attrs{{"transpose_a", t.transposeX}});
+  }
+
   /// solve(a, b) for `a` of the source graph and `b` of the new graph.
   Value solve(Rewriter& rw, Value a, Value b) {
     const Structure& s = facts_[a];
@@ -120,7 +242,7 @@ private:
     if (s.lowRankPlusDiagonal > 0) {
       const TensorType& t = a.type();
       int64_t n = t.shape.back(), m = b.type().shape.back();
-      std::optional<LowRankPlusDiagonal> w = matchLowRankPlusDiagonal(facts_, a);
+      std::optional<LowRankPlusDiagonal> w = matchGramPlusDiagonal(facts_, a);
       if (w && woodburyPays(n, s.lowRankPlusDiagonal, m)) {
         stats_.count("woodbury");
         return woodbury(rw, *w, b);
@@ -208,20 +330,22 @@ private:
 
   const StructureMap& facts_;
   PassStats& stats_;
+  std::vector<unsigned> uses_;                              // by source node id
+  std::vector<std::optional<ThroughFactor>> throughFactor_; // by source matmul id
+  std::vector<bool> solveTaken_; // by source solve id: only a through-factor product uses it
 };
 
 } // namespace
 
 bool woodburyPays(int64_t n, int64_t k, int64_t m) {
   double nd = static_cast<double>(n), kd = static_cast<double>(k), md = static_cast<double>(m);
-  double cholesky = nd * nd * nd / 3 + 2 * nd * nd * md;
-  double woodbury = 2 * nd * kd * kd + 4 * nd * kd * md + kd * kd * kd / 3 + 2 * kd * kd * md;
-  return 2 * woodbury < cholesky; // the factor 2 pays for the extra passes over memory
+  // the factor 2 pays for the extra passes over memory
+  return 2 * woodburySolveFlops(nd, kd, md) < choleskySolveFlops(nd, md);
 }
 
 std::unique_ptr<ir::Graph> lowerLinalg(const ir::Graph& g, PassStats& stats) {
   StructureMap facts(g);
-  Lowering lowering(facts, stats);
+  Lowering lowering(g, facts, stats);
   return rewrite(g, [&](Rewriter& rw, const Node& n) { return lowering(rw, n); });
 }
 

@@ -76,6 +76,52 @@ std::optional<double> uniformValue(Value v) {
 
 namespace {
 
+/// True when `n` broadcasts an [..., n, 1] column to [..., n, m].
+bool broadcastsColumn(const Node& n) {
+  if (n.op() != Op::BroadcastTo)
+    return false;
+  const ir::TensorType &from = n.operand(0).type(), &to = n.type();
+  return from.rank() == to.rank() && from.shape.back() == 1 &&
+         std::equal(from.shape.begin(), from.shape.end() - 1, to.shape.begin());
+}
+
+/// Adds c * v to `out`; false when that takes a second base.
+bool addColumnOffsets(ColumnOffsets& out, Value v, double c) {
+  const Node& n = *v.node;
+  if (broadcastsColumn(n)) {
+    out.columns.emplace_back(c, n.operand(0));
+    return true;
+  }
+  std::optional<double> c0 = n.operands().size() == 2 ? uniformValue(n.operand(0)) : std::nullopt;
+  std::optional<double> c1 = n.operands().size() == 2 ? uniformValue(n.operand(1)) : std::nullopt;
+  switch (n.op()) {
+  case Op::Add:
+  case Op::Sub:
+    if (!c0 && !c1)
+      return addColumnOffsets(out, n.operand(0), c) &&
+             addColumnOffsets(out, n.operand(1), n.op() == Op::Add ? c : -c);
+    break;
+  case Op::Neg:
+    return addColumnOffsets(out, n.operand(0), -c);
+  case Op::Mul:
+    if (c1 || c0)
+      return c1 ? addColumnOffsets(out, n.operand(0), c * *c1)
+                : addColumnOffsets(out, n.operand(1), c * *c0);
+    break;
+  case Op::Div:
+    if (c1 && *c1 != 0)
+      return addColumnOffsets(out, n.operand(0), c / *c1);
+    break;
+  default:
+    break;
+  }
+  if (out.base && *out.base != v)
+    return false;
+  out.base = v;
+  out.scale += c;
+  return true;
+}
+
 /// A value of the expression matchShiftedGram walks: a uniform scalar `c`, or the
 /// matrix scale * G + shift * I.
 struct Affine {
@@ -160,6 +206,11 @@ private:
 };
 
 } // namespace
+
+std::optional<ColumnOffsets> matchColumnOffsets(Value v) {
+  ColumnOffsets out;
+  return addColumnOffsets(out, v, 1) ? std::optional<ColumnOffsets>(out) : std::nullopt;
+}
 
 std::optional<ShiftedGram> matchShiftedGram(Value v, llvm::function_ref<bool(const Node&)> within) {
   ShiftedGramMatcher m(v.type(), within);

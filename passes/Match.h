@@ -45,6 +45,18 @@ struct ShiftedGram {
 std::optional<ShiftedGram> matchShiftedGram(ir::Value v,
                                             llvm::function_ref<bool(const ir::Node&)> within);
 
+/// `v` as scale * base plus column vectors broadcast along the last axis (each an
+/// [..., n, 1] value broadcast to v's [..., n, m]), seen through add, sub, neg and
+/// uniform scalings: `obs - y` is -1 * y + obs*1'. `base` is absent when `v` is made
+/// of broadcast columns only.
+struct ColumnOffsets {
+  std::optional<ir::Value> base;
+  double scale = 0;
+  std::vector<std::pair<double, ir::Value>> columns; ///< (coefficient, column vector)
+};
+/// The form above, or nullopt when `v` has two different bases.
+std::optional<ColumnOffsets> matchColumnOffsets(ir::Value v);
+
 /// The value every element of `v` has, when known at compile time (a `full`, a
 /// uniform `constant`, or one seen through broadcast_to / reshape / transpose).
 std::optional<double> uniformValue(ir::Value v);

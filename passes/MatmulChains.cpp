@@ -41,15 +41,7 @@ std::pair<int64_t, int64_t> dims(Value v, bool transposed) {
 
 class Reassociator {
 public:
-  Reassociator(const ir::Graph& g, PassStats& stats) : uses_(g.nodes().size()), stats_(stats) {
-    std::vector<bool> live = liveNodes(g);
-    for (const Node* n : g.nodes())
-      if (live[n->id()])
-        for (Value v : n->operands())
-          ++uses_[v.node->id()];
-    for (Value v : g.outputs())
-      ++uses_[v.node->id()];
-  }
+  Reassociator(const ir::Graph& g, PassStats& stats) : uses_(useCounts(g)), stats_(stats) {}
 
   std::optional<ValueList> operator()(Rewriter& rw, const Node& n) {
     if (n.op() != Op::Matmul || n.attrs().flag("transpose_a"))

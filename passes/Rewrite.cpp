@@ -50,6 +50,18 @@ std::vector<bool> liveNodes(const ir::Graph& g) {
   return live;
 }
 
+std::vector<unsigned> useCounts(const ir::Graph& g) {
+  std::vector<unsigned> uses(g.nodes().size());
+  std::vector<bool> live = liveNodes(g);
+  for (const Node* n : g.nodes())
+    if (live[n->id()])
+      for (Value v : n->operands())
+        ++uses[v.node->id()];
+  for (Value v : g.outputs())
+    ++uses[v.node->id()];
+  return uses;
+}
+
 std::unique_ptr<ir::Graph> rewrite(const ir::Graph& g, const RewriteRule& rule) {
   auto out = std::make_unique<ir::Graph>(g.name());
   Rewriter rw(g, *out);

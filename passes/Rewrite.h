@@ -63,4 +63,7 @@ std::unique_ptr<ir::Graph> copyLive(const ir::Graph& g);
 /// The nodes of `g` that outputs depend on, as a mask by node id.
 std::vector<bool> liveNodes(const ir::Graph& g);
 
+/// How many times each node's results are used by live nodes and outputs, by node id.
+std::vector<unsigned> useCounts(const ir::Graph& g);
+
 } // namespace graphc::passes

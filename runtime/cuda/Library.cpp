@@ -349,6 +349,14 @@ public:
     auto op = trans ? CUBLAS_OP_T : CUBLAS_OP_N;
     auto diag = unit ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
     int m = toInt(mx.cols), n = toInt(mx.rows);
+    // One vector: trsv. trsm takes 1.48 ms for one column of n = 3000 (H200, f64).
+    if (right ? n == 1 : m == 1) {
+      auto vop = trans != right ? CUBLAS_OP_N : CUBLAS_OP_T;
+      for (int64_t b = 0; b < mx.batch; ++b)
+        GRAPHC_CUDA_CHECK(Lib<T>::trsv(blas_, uplo, vop, diag, toInt(ma.rows), a + b * ma.size(),
+                                       ma.ld(), x + b * mx.size(), 1));
+      return;
+    }
     if (mx.batch == 1)
       GRAPHC_CUDA_CHECK(
           Lib<T>::trsm(blas_, side, uplo, op, diag, m, n, &one_, a, ma.ld(), x, mx.ld()));

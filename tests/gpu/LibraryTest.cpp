@@ -109,6 +109,26 @@ TEST(Library, TriangularSolveEveryFlag) {
     }
 }
 
+TEST(Library, OneVectorTriangularSolves) {
+  GRAPHC_REQUIRE_GPU();
+  // Above SmallBatched's sizes: one column (one row on the right side) takes trsv.
+  // Unit diagonals get small off-diagonal elements, unbatched (as below).
+  const int64_t n = 300;
+  std::vector<double> unitTriangle = doubles(randn(DType::F64, {n, n}, 15));
+  for (double& v : unitTriangle)
+    v *= 0.3 / std::sqrt(double(n));
+  for (DType dt : kFloats)
+    for (const Ints& batch : kBatches) {
+      Array a = spd(dt, withMatrix(batch, n, n), 14);
+      expectEveryTriangularSolve(dt, batch, n, 1, [&](bool unit) -> std::optional<Array> {
+        if (!unit)
+          return a;
+        return batch.empty() ? std::optional<Array>(fromDoubles(dt, unitTriangle, {n, n}))
+                             : std::nullopt;
+      });
+    }
+}
+
 TEST(Library, LuGivesLapacksFactors) {
   GRAPHC_REQUIRE_GPU();
   for (DType dt : kFloats)
@@ -298,6 +318,13 @@ TEST(Library, DISABLED_TimingsAtEnkfSize) {
   std::printf("  matmul         %8.3f\n", timeRun(Op::Matmul, {a, b}, {}));
   std::printf("  matmul X*X'    %8.3f\n", timeRun(Op::Matmul, {a, a}, tb));
   std::printf("  syrk X*X'      %8.3f\n", timeRun(Op::Syrk, {a}, {}));
+  ir::Attrs transpose, ta;
+  transpose.set("transpose", true);
+  ta.set("transpose_a", true);
+  std::printf("  syrk X'*X      %8.3f\n", timeRun(Op::Syrk, {a}, transpose));
+  Array v = randn(DType::F64, {n, 1}, 32);
+  std::printf("  matmul X'*v    %8.3f\n", timeRun(Op::Matmul, {a, v}, ta));
+  std::printf("  triangular, one column %8.3f\n", timeRun(Op::TriangularSolve, {l, v}, upper));
   std::printf("  cholesky       %8.3f\n", timeRun(Op::Cholesky, {spdA}, {}));
   std::printf("  triangular     %8.3f\n", timeRun(Op::TriangularSolve, {l, b}, upper));
   std::printf("  triangular X L' = B %8.3f\n", timeRun(Op::TriangularSolve, {l, b}, rightT));

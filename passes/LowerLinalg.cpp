@@ -193,8 +193,16 @@ private:
   /// scale * X * (sigma * M'M + M'w * 1'), ThroughFactor's product in the new graph.
   Value throughFactor(Rewriter& rw, const ThroughFactor& t) {
     const ir::TensorType& rt = t.solve->operand(1).type();
-    Value l = rw.apply(Op::Cholesky, {rw.map(t.solve->operand(0))}, Attrs{{"fallback", true}});
-    Value m = rw.apply(Op::TriangularSolve, {l, rw.map(t.factor)}, Attrs{{"lower", true}});
+    // S = L*L' = U'*U. The upper factor needs no transpose on the GPU (cuSOLVER's fast
+    // potrf is column-major lower); the lower one is shared with other solves of S.
+    Value s = t.solve->operand(0);
+    bool upper = uses_[s.node->id()] == 1;
+    Value f = rw.apply(Op::Cholesky, {rw.map(s)}, Attrs{{"fallback", true}, {"upper", upper}});
+    auto solveL = [&](Value b) { // L^-1 b
+      return rw.apply(Op::TriangularSolve, {f, b},
+                      Attrs{{"lower", !upper}, {"transpose_a", upper}});
+    };
+    Value m = solveL(rw.map(t.factor));
     std::optional<Value> k; // F' S^-1 R, times scale
     if (t.sigma != 0) {
       k = rw.apply(Op::Syrk, {m}, Attrs{{"transpose", true}});
@@ -209,7 +217,7 @@ private:
           term = rw.apply(Op::Mul, {term, rw.full(c, term.type())});
         u = u ? rw.apply(Op::Add, {*u, term}) : term;
       }
-      Value w = rw.apply(Op::TriangularSolve, {l, *u}, Attrs{{"lower", true}});
+      Value w = solveL(*u);
       Value g = rw.apply(Op::Matmul, {m, w}, Attrs{{"transpose_a", true}});
       if (t.scale != 1)
         g = rw.apply(Op::Mul, {g, rw.full(t.scale, g.type())});

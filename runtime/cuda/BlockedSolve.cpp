@@ -218,7 +218,7 @@ private:
 } // namespace
 
 bool solvesByBlocks(const BlockedSolve& s) {
-  constexpr int64_t kMinSize = 1024, kMinRightHandSides = 256;
+  constexpr int64_t kMinSize = 1024, kMinRightHandSides = 2;
   return s.size() >= kMinSize && (s.left ? s.n : s.m) >= kMinRightHandSides && s.m <= INT32_MAX &&
          s.n <= INT32_MAX;
 }

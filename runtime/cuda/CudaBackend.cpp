@@ -30,6 +30,7 @@
 #include "runtime/cuda/Device.h"
 #include "runtime/cuda/PreparedProgram.h"
 #include "runtime/cuda/RunBatch.h"
+#include "runtime/cuda/StepProfile.h"
 
 #include <fmt/format.h>
 
@@ -97,6 +98,12 @@ class CudaExecutable final : public Executable {
 public:
   explicit CudaExecutable(const ir::Graph& g)
       : Executable(Signature::of(g)), prepared_(g), pool_(DevicePool::forDevice(0)) {
+    if (StepProfile::enabled()) {
+      std::vector<std::string> names;
+      for (const PreparedStep& p : prepared_.steps())
+        names.push_back(p.step->name());
+      profile_ = std::make_unique<StepProfile>(g.name(), std::move(names));
+    }
     idle_.push_back(std::make_unique<Lane>(*this));
     prepared_.uploadConstants(*idle_.back()->library);
   }
@@ -402,8 +409,10 @@ private:
     };
     forEachCopy(lane, b, ringSlot, copy);
     inputsCopied = true;
-    size_t kernelId = 0;
+    size_t kernelId = 0, stepId = 0;
     for (const PreparedStep& p : prepared_.steps()) {
+      if (profile_)
+        profile_->mark(stepId++, lane.stream);
       switch (p.how) {
       case PreparedStep::How::Kernel: {
         KernelCall c = kernelCall(lane, b, p);
@@ -436,6 +445,8 @@ private:
         break;
       }
     }
+    if (profile_)
+      profile_->mark(stepId, lane.stream);
     forEachCopy(lane, b, ringSlot, copy);
   }
 
@@ -500,11 +511,15 @@ private:
     if (prepared_.checkWords() && lane.queued == kRingRuns)
       drain(lane);
     size_t slot = lane.queued;
-    if (prepared_.capturable() && !lane.noGraph && !lane.graph && graphsEnabled())
+    if (!profile_ && prepared_.capturable() && !lane.noGraph && !lane.graph && graphsEnabled())
       capture(lane, b, slot);
     if (lane.graph) {
       rebind(lane, b, slot);
       lane.graph->launch(lane.stream);
+    } else if (profile_) {
+      std::lock_guard<std::mutex> guard(profileMutex_); // one profiled run at a time
+      enqueueSteps(lane, b, slot, nullptr);
+      profile_->finishRun(lane.stream);
     } else {
       enqueueSteps(lane, b, slot, nullptr);
     }
@@ -553,6 +568,8 @@ private:
 
   PreparedProgram prepared_;
   DevicePool& pool_;
+  std::unique_ptr<StepProfile> profile_; ///< with GRAPHC_PROFILE=steps
+  std::mutex profileMutex_;
 
   std::mutex mutex_; ///< guards idle_
   std::vector<std::unique_ptr<Lane>> idle_;

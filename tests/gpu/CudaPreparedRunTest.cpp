@@ -131,6 +131,34 @@ graph @moves(%x: f64[6,10]) {
   }
 }
 
+/// GRAPHC_PROFILE=steps times every step of each run; the table goes to standard
+/// error when the executable goes, and the results stay right.
+TEST(CudaPreparedRun, ProfiledRunsTimeEveryStep) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(kMixed);
+  std::vector<Array> host = testing::randomInputs(*g, 40);
+  std::vector<Array> want = getBackend("cpu").compile(*g)->run(host);
+  setenv("GRAPHC_PROFILE", "steps", 1);
+  ::testing::internal::CaptureStderr();
+  {
+    auto exe = getBackend("cuda").compile(*g);
+    for (int run = 0; run < 3; ++run) {
+      std::vector<Array> outs = deviceOutputs(*exe);
+      exe->run(onDevice(host), outs);
+      expectOutputs(outs, want, fmt::format("profiled run {}", run));
+    }
+  }
+  std::string table = ::testing::internal::GetCapturedStderr();
+  unsetenv("GRAPHC_PROFILE");
+  EXPECT_EQ(table.rfind("profile of @mixed: 3 run(s), median ms per step\n", 0), 0u) << table;
+  EXPECT_NE(table.find("  step   0 "), std::string::npos) << table;
+  EXPECT_NE(table.find("%  matmul\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("%  fused["), std::string::npos) << table;
+  size_t total = table.find("  sum ");
+  ASSERT_NE(total, std::string::npos) << table;
+  EXPECT_GT(std::stod(table.substr(total + 6)), 0.0) << table;
+}
+
 /// Library calls read small parameters from staging buffers in a captured graph,
 /// and parameters past 16 MB in place, uncaptured; both give the cpu's results
 /// with new buffers every run.

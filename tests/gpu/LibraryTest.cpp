@@ -238,8 +238,8 @@ TEST(Library, LargeMatrices) {
 
 TEST(Library, LargeTriangularSolvesByBlocks) {
   GRAPHC_REQUIRE_GPU();
-  // Large enough for BlockedSolve.h (n >= 1024, 256 or more right-hand sides), with
-  // a last diagonal block of 1100 - 4 * 256 = 76 rows, on either side. Unit
+  // Large enough for BlockedSolve.h (n >= 1024, two or more right-hand sides: a few
+  // and many), with a last diagonal block of 1100 - 4 * 256 = 76 rows, on either side. Unit
   // diagonals get small off-diagonal elements, so that the triangle stays well
   // conditioned; they run once per dtype, side and triangle, unbatched.
   const int64_t n = 1100;
@@ -249,13 +249,14 @@ TEST(Library, LargeTriangularSolvesByBlocks) {
   for (DType dt : kFloats)
     for (const Ints& batch : {Ints{}, Ints{2}}) {
       Array spdTriangle = spd(dt, withMatrix(batch, n, n), 41);
-      expectEveryTriangularSolve(dt, batch, n, 300, [&](bool unit) -> std::optional<Array> {
-        if (!unit)
-          return spdTriangle;
-        if (batch.empty())
-          return fromDoubles(dt, unitTriangle, {n, n});
-        return std::nullopt;
-      });
+      for (int64_t r : {5, 300})
+        expectEveryTriangularSolve(dt, batch, n, r, [&](bool unit) -> std::optional<Array> {
+          if (!unit)
+            return spdTriangle;
+          if (batch.empty())
+            return fromDoubles(dt, unitTriangle, {n, n});
+          return std::nullopt;
+        });
     }
 }
 
@@ -325,6 +326,11 @@ TEST(Library, DISABLED_TimingsAtEnkfSize) {
   Array v = randn(DType::F64, {n, 1}, 32);
   std::printf("  matmul X'*v    %8.3f\n", timeRun(Op::Matmul, {a, v}, ta));
   std::printf("  triangular, one column %8.3f\n", timeRun(Op::TriangularSolve, {l, v}, upper));
+  for (int64_t cols : {8, 32, 256}) {
+    Array few = randn(DType::F64, {n, cols}, 33);
+    std::printf("  triangular, %ld columns %8.3f\n", long(cols),
+                timeRun(Op::TriangularSolve, {l, few}, upper));
+  }
   std::printf("  cholesky       %8.3f\n", timeRun(Op::Cholesky, {spdA}, {}));
   std::printf("  triangular     %8.3f\n", timeRun(Op::TriangularSolve, {l, b}, upper));
   std::printf("  triangular X L' = B %8.3f\n", timeRun(Op::TriangularSolve, {l, b}, rightT));

@@ -283,7 +283,8 @@ public:
             blas_, CUBLAS_FILL_MODE_LOWER, trans ? CUBLAS_OP_N : CUBLAS_OP_T, toInt(mc.rows),
             toInt(k), &one_, x + b * mx.size(), mx.ld(), &zero_, c + b * mc.size(), mc.ld()));
     // Column-major lower is row-major upper.
-    launch("mirrorUpper", mc.batch * mc.size(), {&mc.batch, &mc.rows, &c});
+    kernels_[fmt::format("mirrorUpper<{}>", Lib<T>::name)].launch(
+        tiled(mc.batch, mc.rows, mc.rows), {&mc.batch, &mc.rows, &c});
   }
 
   void solve(const T* a, const T* rhs, T* x) {
@@ -450,19 +451,25 @@ private:
   void transpose(int64_t batch, int64_t rows, int64_t cols, const T* from, T* to) {
     launchTranspose(batch, rows, cols, from, rows * cols, to, rows * cols);
   }
-  void launchTranspose(int64_t batch, int64_t rows, int64_t cols, const T* from, int64_t fromStride,
-                       T* to, int64_t toStride) {
-    if (batch * rows * cols == 0)
-      return;
+  /// Blocks of 32 x 8 threads, one per 32 x 32 tile of rows x cols matrices, and
+  /// along z the first 65535 of `batch` (a kernel loops over the rest).
+  LaunchConfig tiled(int64_t batch, int64_t rows, int64_t cols) const {
+    if ((rows + 31) / 32 > 65535)
+      throw Error(fmt::format("{} rows are too many for one grid of tiles", rows));
     LaunchConfig c;
     c.block = dim3(32, 8);
     c.grid = dim3(static_cast<unsigned>((cols + 31) / 32), static_cast<unsigned>((rows + 31) / 32),
                   static_cast<unsigned>(std::min<int64_t>(batch, 65535)));
     c.stream = stream_;
-    if ((rows + 31) / 32 > 65535)
-      throw Error(fmt::format("transpose: {} rows are too many for one grid", rows));
+    return c;
+  }
+
+  void launchTranspose(int64_t batch, int64_t rows, int64_t cols, const T* from, int64_t fromStride,
+                       T* to, int64_t toStride) {
+    if (batch * rows * cols == 0)
+      return;
     kernels_[fmt::format("transpose<{}>", Lib<T>::name)].launch(
-        c, {&batch, &rows, &cols, &from, &fromStride, &to, &toStride});
+        tiled(batch, rows, cols), {&batch, &rows, &cols, &from, &fromStride, &to, &toStride});
   }
 
   void unpackTriangle(int64_t batch, int64_t rows, int64_t cols, const T* from, int64_t ld,

@@ -53,6 +53,8 @@ TEST(Library, SyrkIsFullSymmetric) {
                         fmt::format("syrk transpose={} {}", trans, label(dt, batch)));
       }
   expectSameAsCpu(Op::Syrk, {randn(DType::F64, {300, 200}, 4)}, {}, "syrk 300x200");
+  // Past the batched gemm's sizes: syrk per item, then the tiled mirror of each.
+  expectSameAsCpu(Op::Syrk, {randn(DType::F32, {3, 290, 70}, 5)}, {}, "syrk 3 x 290x70");
 }
 
 TEST(Library, Solve) {

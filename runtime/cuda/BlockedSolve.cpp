@@ -1,8 +1,9 @@
 //===- runtime/cuda/BlockedSolve.cpp - Large triangular solves by blocks ---===//
 //
-// The recursion of BlockedSolve.h over cuBLAS gemm, and the kernel inverting the
-// diagonal blocks (compiled in SmallBatched's module, launched by
-// SmallBatched::invertTriangles()).
+// The recursion of BlockedSolve.h over cuBLAS gemm, the kernel inverting the
+// diagonal blocks, and the one solving for a single vector (both compiled in
+// SmallBatched's module, launched by SmallBatched::invertTriangles() and
+// SmallBatched::solveVector()).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/BlockedSolve.h"
@@ -133,6 +134,90 @@ __global__ void __launch_bounds__(256)
         out[at(i, c0 + c)] = Y[i * YS + c];
     }
   }
+}
+// One vector: op(A) y = b, A row-major n x n read transposed with `trans`. With
+// `opLower` op(A) is lower triangular; otherwise the system is solved with its rows
+// and columns reversed, which makes it lower. y holds b on entry. One block of 256
+// threads per 64 rows, in order: block k inverts its diagonal tile while it waits,
+// takes the finished blocks' parts of y as `done` counts them, and publishes its
+// own. Blocks start in order, so every block waited for has started.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    solveVector(i64 n, const T* a, i64 aStride, int opLower, int trans, int unit, T* y,
+                i64 yStride, int* done) {
+  constexpr int B = 64; // rows per block; the launch passes the shared bytes below
+  // The diagonal tile below m's diagonal, its diagonal in dg, and its inverse W
+  // transposed on and above m's diagonal: W(i, c) at m[c][i].
+  extern __shared__ __align__(16) unsigned char smem[];
+  T(*m)[B + 1] = reinterpret_cast<T(*)[B + 1]>(smem);
+  T* dg = reinterpret_cast<T*>(m + B);
+  T(*part)[B] = reinterpret_cast<T(*)[B]>(dg + B);
+  T* ys = dg + 5 * B;
+  const int tid = threadIdx.x, r = tid % B, g = tid / B;
+  a += blockIdx.y * aStride;
+  y += blockIdx.y * yStride;
+  done += blockIdx.y;
+  const i64 r0 = (i64)blockIdx.x * B;
+  const int rows = (int)min((i64)B, n - r0);
+  auto p = [&](i64 i) { return opLower ? i : n - 1 - i; };
+  auto at = [&](i64 i, i64 j) {
+    i64 pi = p(i), pj = p(j);
+    return trans ? a[pj * n + pi] : a[pi * n + pj];
+  };
+  for (int e = tid; e < B * B; e += 256) {
+    int i = e / B, j = e % B;
+    m[i][j] = i > j && i < rows ? at(r0 + i, r0 + j) : T(0);
+  }
+  if (tid < B)
+    dg[tid] = tid >= rows || unit ? T(1) : at(r0 + tid, r0 + tid);
+  __syncthreads();
+  if (tid < rows) { // column c of W: row i needs W(k, c) for c <= k < i
+    const int c = tid;
+    m[c][c] = T(1) / dg[c];
+    for (int i = c + 1; i < rows; ++i) {
+      T s = T(0);
+      for (int k = c; k < i; ++k)
+        s += m[i][k] * m[c][k];
+      m[c][i] = -s / dg[i];
+    }
+  }
+  T acc = T(0); // row r's sum over columns g*16.. of the finished blocks
+  for (int jb = 0; jb < blockIdx.x; ++jb) {
+    T l[16];
+#pragma unroll
+    for (int u = 0; u < 16; ++u)
+      l[u] = r < rows ? at(r0 + r, (i64)jb * B + g * 16 + u) : T(0);
+    if (tid == 0)
+      while (atomicAdd(done, 0) <= jb)
+        __nanosleep(20);
+    __syncthreads();
+    if (tid < B)
+      ys[tid] = __ldcg(y + p((i64)jb * B + tid)); // past L1: written by another block
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < 16; ++u)
+      acc += l[u] * ys[g * 16 + u];
+  }
+  part[g][r] = acc;
+  __syncthreads();
+  if (tid < B)
+    ys[tid] = tid < rows ? y[p(r0 + tid)] - part[0][tid] - part[1][tid] - part[2][tid] - part[3][tid]
+                         : T(0);
+  __syncthreads();
+  T v = T(0);
+#pragma unroll
+  for (int u = 0; u < 16; ++u) {
+    int k = g * 16 + u;
+    v += (k <= r ? m[k][r] : T(0)) * ys[k];
+  }
+  part[g][r] = v;
+  __syncthreads();
+  if (tid < rows)
+    y[p(r0 + tid)] = part[0][tid] + part[1][tid] + part[2][tid] + part[3][tid];
+  __threadfence();
+  __syncthreads();
+  if (tid == 0)
+    atomicExch(done, blockIdx.x + 1);
 }
 )";
 }

@@ -19,7 +19,6 @@ template <> struct Lib<float> {
   static constexpr auto gemmStridedBatched = cublasSgemmStridedBatched;
   static constexpr auto syrk = cublasSsyrk_v2;
   static constexpr auto trsm = cublasStrsm_v2;
-  static constexpr auto trsv = cublasStrsv_v2;
   static constexpr auto trsmBatched = cublasStrsmBatched;
   static constexpr auto getrfBatched = cublasSgetrfBatched;
   static constexpr auto getrsBatched = cublasSgetrsBatched;
@@ -41,7 +40,6 @@ template <> struct Lib<double> {
   static constexpr auto gemmStridedBatched = cublasDgemmStridedBatched;
   static constexpr auto syrk = cublasDsyrk_v2;
   static constexpr auto trsm = cublasDtrsm_v2;
-  static constexpr auto trsv = cublasDtrsv_v2;
   static constexpr auto trsmBatched = cublasDtrsmBatched;
   static constexpr auto getrfBatched = cublasDgetrfBatched;
   static constexpr auto getrsBatched = cublasDgetrsBatched;

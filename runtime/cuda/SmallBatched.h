@@ -128,7 +128,8 @@ public:
   /// transposed with `transpose`, ones on the diagonal with `unit`), b in `y` on
   /// entry, items `yStride` apart. One block per 64 rows, in order, each waiting for
   /// the ones before it through `counters` (an int per item, zeroed here): latency
-  /// about 2 us per block, against about 4 us per 64 rows for cuBLAS's trsv.
+  /// about 3 us per block (0.14 ms at n = 3000, f64, H200), against 4 us per 64 rows
+  /// for cuBLAS's trsv.
   template <typename T>
   void solveVector(int64_t batch, int64_t n, const T* a, int64_t aStride, TriangleFlags flags,
                    T* y, int64_t yStride, int* counters, cudaStream_t stream) const;

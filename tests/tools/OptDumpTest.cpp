@@ -101,7 +101,7 @@ TEST(GraphcOpt, DefaultPipelineLowersTheSolveToCholesky) {
   EXPECT_EQ(r.err, "");
   EXPECT_THAT(r.out, StartsWith("graph @enkf("));
   EXPECT_THAT(r.out,
-              testing::ContainsRegex(" = cholesky %[0-9a-z_]+ \\{fallback\\} : f64\\[6,6\\]"));
+              testing::ContainsRegex(" = cholesky %[0-9a-z_]+ \\{fallback, upper\\} : f64\\[6,6\\]"));
   EXPECT_THAT(r.out, HasSubstr(" = triangular_solve "));
   EXPECT_THAT(r.out, Not(HasSubstr(" = solve ")));
   EXPECT_THAT(r.out, Not(HasSubstr("//"))) << "no facts unless asked";
@@ -208,7 +208,7 @@ TEST(GraphcDump, AfterAllPrintsABlockPerPassInOrder) {
   ASSERT_NE(lowered, std::string::npos);
   EXPECT_THAT(r.out.substr(0, lowered), HasSubstr(" = solve "));
   EXPECT_THAT(r.out.substr(lowered), Not(HasSubstr(" = solve ")));
-  EXPECT_THAT(r.out.substr(lowered), HasSubstr("{fallback}"));
+  EXPECT_THAT(r.out.substr(lowered), HasSubstr("{fallback, upper}"));
 }
 
 TEST(GraphcDump, AfterOnePassPrintsOnlyItsBlock) {
@@ -244,7 +244,7 @@ TEST(GraphcDump, LoweredPrintsTheProgramAndItsMemoryPlan) {
   ASSERT_EQ(r.exitCode, 0) << r.describe();
   EXPECT_THAT(r.out, StartsWith("program @enkf("));
   EXPECT_THAT(r.out, HasSubstr(": syrk (")) << "the lowered solve's Gram matrix";
-  EXPECT_THAT(r.out, HasSubstr(": cholesky {fallback} ("));
+  EXPECT_THAT(r.out, HasSubstr(": cholesky {fallback, upper} ("));
   EXPECT_THAT(r.out, HasSubstr(": fused["));
   EXPECT_THAT(r.out, Not(HasSubstr(" donated")));
   EXPECT_EQ(linesStartingWith(r.out, "  memory: peak ").size(), 1u) << r.out;
@@ -318,7 +318,7 @@ TEST(GraphcBatch, OptLowersTheBatchOfSolvesToOneCholesky) {
   ToolResult r = runQuiet({"opt", "--batch=4", kEnkf});
   ASSERT_EQ(r.exitCode, 0) << r.describe();
   EXPECT_THAT(r.out,
-              testing::ContainsRegex(" = cholesky %[0-9a-z_]+ \\{fallback\\} : f64\\[4,6,6\\]"));
+              testing::ContainsRegex(" = cholesky %[0-9a-z_]+ \\{fallback, upper\\} : f64\\[4,6,6\\]"));
   EXPECT_THAT(r.out, Not(HasSubstr(" = solve ")));
   ToolResult lowered = runQuiet({"dump", "--lowered", "--batch", "4", kEnkf});
   ASSERT_EQ(lowered.exitCode, 0) << lowered.describe();

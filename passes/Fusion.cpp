@@ -246,6 +246,32 @@ bool FusionState::reaches(const Node& from, const Node& to) const {
   return false;
 }
 
+const Node* FusionState::leadsInto(llvm::ArrayRef<const Node*> from, int id) const {
+  std::vector<const Node*> work(from.begin(), from.end());
+  std::vector<bool> seen(graph_.nodes().size()), groupSeen(groups_.size());
+  for (const Node* n : from)
+    seen[n->id()] = true;
+  auto visit = [&](const Node* n) {
+    if (!seen[n->id()])
+      seen[n->id()] = true, work.push_back(n);
+  };
+  while (!work.empty()) {
+    const Node* n = work.back();
+    work.pop_back();
+    int g = groupOf_[n->id()];
+    if (g == id)
+      return n;
+    if (g >= 0 && !groupSeen[g]) {
+      groupSeen[g] = true;
+      for (const Node* m : groups_[g].nodes)
+        visit(m);
+    }
+    for (const Node* u : users(*n))
+      visit(u);
+  }
+  return nullptr;
+}
+
 bool FusionState::escapes(const Node& n, int id) const {
   return isOutput_[n.id()] || std::any_of(users(n).begin(), users(n).end(),
                                           [&](const Node* u) { return groupOf_[u->id()] != id; });
@@ -312,16 +338,14 @@ FusionDecision canFuse(const Node& producer, int consumer, const FusionState& st
           "once per element of {}",
           numel, ir::shapeString(stage ? stage->operand(0).type().shape : g.domain)));
   }
-  // Acyclic: no user outside the group may lead back into it.
-  for (const Node* u : state.users(producer)) {
-    if (state.groupOf(*u) == consumer)
-      continue;
-    for (const Node* m : g.nodes)
-      if (state.reaches(*u, *m))
+  // Acyclic: no user outside the group may lead back into it, through other groups
+  // included.
+  for (const Node* u : state.users(producer))
+    if (state.groupOf(*u) != consumer)
+      if (const Node* m = state.leadsInto({u}, consumer))
         return FusionDecision::no(
             fmt::format("its user {} feeds {} in the group: the group would wait for itself",
                         state.name(*u), state.name(*m)));
-  }
   return FusionDecision::yes();
 }
 
@@ -332,10 +356,10 @@ FusionDecision canFuseSiblings(int a, int b, const FusionState& state) {
     return FusionDecision::no("only groups with a reduction stage merge as siblings");
   if (!sameReduction(*ga.reductions.front(), *gb.reductions.front()))
     return FusionDecision::no("the reductions differ in shape, axes or keepdims");
-  for (const Node* m : ga.nodes)
-    for (const Node* n : gb.nodes)
-      if (state.reaches(*m, *n) || state.reaches(*n, *m))
-        return FusionDecision::no(fmt::format("{} depends on {}", state.name(*n), state.name(*m)));
+  if (const Node* n = state.leadsInto(ga.nodes, b))
+    return FusionDecision::no(fmt::format("{} depends on the other group", state.name(*n)));
+  if (const Node* n = state.leadsInto(gb.nodes, a))
+    return FusionDecision::no(fmt::format("{} depends on the other group", state.name(*n)));
   return FusionDecision::yes();
 }
 

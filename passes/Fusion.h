@@ -98,6 +98,10 @@ public:
   const FusionGroup& group(int id) const { return groups_[id]; }
   /// True when a path of uses leads from `from` to `to`.
   bool reaches(const ir::Node& from, const ir::Node& to) const;
+  /// The member of group `id` that a path of uses from one of `from` leads to, or
+  /// null. A group runs as one kernel, after all its inputs: a path reaching one
+  /// member of another group goes on from all of them.
+  const ir::Node* leadsInto(llvm::ArrayRef<const ir::Node*> from, int id) const;
   /// True when `n` would be written by group `id` if it joined it: it has a user
   /// outside the group or is a graph output.
   bool escapes(const ir::Node& n, int id) const;

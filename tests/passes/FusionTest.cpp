@@ -81,5 +81,35 @@ TEST(Fusion, SiblingsOfDifferentInputsMergeWhenThePolicyWantsIt) {
   EXPECT_EQ(p.groups[0].reductions.size(), 2u);
 }
 
+/// Two groups can wait for each other through a third: {%ym, %w} feeds %f's group
+/// through %yc, and %r, in %f's group, feeds %w. No path of uses leads from a
+/// member back into its own group, so the check must follow groups, not nodes.
+TEST(Fusion, NoCycleThroughAnotherGroup) {
+  auto g = ir::parseGraph(R"(
+graph @g(%y: f64[8,8], %v: f64[8,1], %obs: f64[8,1]) {
+  %ym = mean %y {axes=[1], keepdims}
+  %yb = broadcast_to %ym {shape=[8,8]}
+  %yc = sub %y, %yb
+  %r = rsqrt %v
+  %rb = broadcast_to %r {shape=[8,8]}
+  %f = mul %yc, %rb
+  %s = syrk %f {transpose}
+  %u = add %obs, %ym
+  %w = mul %u, %r
+  %q = matmul %f, %w {transpose_a}
+  return %s, %q
+})");
+  FusionPartition p = partitionForFusion(*g);
+  std::vector<int> position(p.groups.size());
+  for (size_t i = 0; i < p.schedule.size(); ++i)
+    if (p.schedule[i].group >= 0)
+      position[p.schedule[i].group] = static_cast<int>(i);
+  // every operand made by another group is made by an earlier step
+  for (const ir::Node* n : g->nodes())
+    for (ir::Value v : n->operands())
+      if (p.group(*n) >= 0 && p.group(*v.node) >= 0 && p.group(*v.node) != p.group(*n))
+        EXPECT_LT(position[p.group(*v.node)], position[p.group(*n)]);
+}
+
 } // namespace
 } // namespace graphc::passes

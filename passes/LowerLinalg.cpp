@@ -228,7 +228,9 @@ private:
     Value fs = rootInverse ? rw.apply(Op::Mul, {f, alongRows(rw, *rootInverse, ft)}) : f;
     Value h = rw.apply(Op::Syrk, {fs}, Attrs{{"transpose", true}});
     Value eye = rw.target().apply(Op::Eye, {}, {}, {kk});
-    Value tm = rw.apply(Op::Add, {eye, rw.apply(Op::Mul, {h, rw.full(c, kk)})});
+    if (c != 1)
+      h = rw.apply(Op::Mul, {h, rw.full(c, kk)});
+    Value tm = rw.apply(Op::Add, {eye, h});
     // T = U'*U; Z = Y*T^-1 = Y*U^-1*U^-T by two solves from the right
     Value u = rw.apply(Op::Cholesky, {tm}, Attrs{{"fallback", true}, {"upper", true}});
     Value y = eye;

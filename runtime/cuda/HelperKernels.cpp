@@ -87,6 +87,11 @@ template <typename T> __global__ void fill(i64 count, double value, T* a) {
   FOR_EACH(t, count) a[t] = T(value);
 }
 
+// out = in converted (f32 library calls that run in f64, Library.cpp).
+template <typename From, typename To> __global__ void convert(i64 count, const From* in, To* out) {
+  FOR_EACH(t, count) out[t] = To(in[t]);
+}
+
 // Each rows x cols matrix of a = the identity (the source op eye).
 template <typename T> __global__ void eye(i64 batch, i64 rows, i64 cols, T* a) {
   FOR_EACH(t, batch * rows * cols) a[t] = T(t % cols == t / cols % rows);
@@ -280,9 +285,10 @@ const char* kFloatKernels[] = {"transpose",     "unpackTriangle",    "zeroTriang
 const char* kMoveKernels[] = {"gather", "keepTriangle", "diagEmbed"};
 const char* kMoveTypes[] = {"unsigned char", "unsigned short", "unsigned int",
                             "unsigned long long"};
-/// The trace instantiations: element type and accumulator.
-const char* kTraceKernels[] = {"trace<float, double>", "trace<double, double>",
-                               "trace<int, unsigned>", "trace<long long, unsigned long long>"};
+/// The trace instantiations (element type and accumulator), and the conversions.
+const char* kOtherKernels[] = {"trace<float, double>",   "trace<double, double>",
+                               "trace<int, unsigned>",   "trace<long long, unsigned long long>",
+                               "convert<float, double>", "convert<double, float>"};
 
 } // namespace
 
@@ -315,8 +321,8 @@ ModuleSource HelperKernels::moduleSource() {
   for (const char* name : kMoveKernels)
     for (const char* type : kMoveTypes)
       source.nameExpressions.push_back(fmt::format("{}<{}>", name, type));
-  source.nameExpressions.insert(source.nameExpressions.end(), std::begin(kTraceKernels),
-                                std::end(kTraceKernels));
+  source.nameExpressions.insert(source.nameExpressions.end(), std::begin(kOtherKernels),
+                                std::end(kOtherKernels));
   return source;
 }
 

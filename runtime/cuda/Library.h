@@ -97,6 +97,13 @@ public:
   void setBatchedFactorizations(bool on) { batchedFactorizations_ = on; }
   bool batchedFactorizations() const { return batchedFactorizations_; }
 
+  /// With true, large f32 gemm, syrk and triangular solves run in f64 (operands
+  /// converted on the device, results converted back): faster and more accurate on
+  /// GPUs whose f64 tensor cores outrun their f32 units. On by default on sm_90.
+  /// Set before reserve(): the workspace depends on it.
+  void setSingleInDouble(bool on) { singleInDouble_ = on; }
+  bool singleInDouble() const { return singleInDouble_; }
+
   /// Bytes of the device workspace reserved so far.
   size_t workspaceBytes() const { return workspace_.bytes(); }
   int device() const { return device_; }
@@ -113,6 +120,7 @@ private:
   DeviceBuffer cublasWorkspace_;
   DeviceBuffer workspace_;
   bool batchedFactorizations_ = true;
+  bool singleInDouble_;
 };
 
 } // namespace graphc::cuda

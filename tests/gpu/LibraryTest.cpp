@@ -255,6 +255,47 @@ TEST(Library, LargeTriangularSolvesByBlocks) {
   expectEveryWellConditionedSolve(1100, {Ints{}, Ints{2}}, {1, 5, 300}, 40);
 }
 
+/// On sm_90, large f32 gemm, syrk and blocked triangular solves run in f64: each
+/// element is the f64 result rounded to f32 (plain f32 gemms over k = 1100 miss by
+/// many units in the last place). With the option off they run in f32.
+TEST(Library, LargeSingleRunsInDouble) {
+  GRAPHC_REQUIRE_GPU();
+  LibraryContext& ctx = *Gpu::get().ctx;
+  if (!ctx.singleInDouble())
+    GTEST_SKIP() << "f32 runs in f64 on sm_90 only";
+  const int64_t n = 1100;
+  Array a = randn(DType::F32, {n, n}, 50), b = randn(DType::F32, {n, n}, 51);
+  Array t = spd(DType::F32, {n, n}, 52);
+  ir::Attrs lower, transpose;
+  lower.set("lower", true);
+  transpose.set("transpose", true);
+  struct Case {
+    Op op;
+    std::vector<Array> inputs;
+    ir::Attrs attrs;
+  };
+  for (const Case& c : {Case{Op::Matmul, {a, b}, {}}, Case{Op::Syrk, {a}, transpose},
+                        Case{Op::TriangularSolve, {t, b}, lower}}) {
+    std::string what = ir::opName(c.op).str();
+    std::vector<Array> wide;
+    for (const Array& x : c.inputs)
+      wide.push_back(fromDoubles(DType::F64, doubles(x), x.shape()));
+    CpuResult want = runCpu(OneNode(c.op, wide, c.attrs), wide);
+    ASSERT_EQ(want.error, "") << what;
+    std::vector<double> exact = doubles(want.outputs[0]);
+    double scale = 0;
+    for (double x : exact)
+      scale = std::max(scale, std::abs(x));
+    std::vector<double> got = doubles(runGpu(*OneNode(c.op, c.inputs, c.attrs).node, c.inputs).outputs[0]);
+    for (size_t i = 0; i < exact.size(); ++i)
+      ASSERT_LE(std::abs(got[i] - exact[i]), 0x1p-24 * std::abs(exact[i]) + 1e-12 * scale)
+          << what << ": element " << i;
+    ctx.setSingleInDouble(false);
+    expectSameAsCpu(c.op, c.inputs, c.attrs, what + " in f32");
+    ctx.setSingleInDouble(true);
+  }
+}
+
 TEST(Library, EveryOpRunsInsideStreamCapture) {
   GRAPHC_REQUIRE_GPU();
   // No synchronization, no allocation, nothing a CUDA graph cannot hold.

@@ -243,17 +243,17 @@ TEST(GraphcDump, LoweredPrintsTheProgramAndItsMemoryPlan) {
   ToolResult r = runQuiet({"dump", "--lowered", kEnkf});
   ASSERT_EQ(r.exitCode, 0) << r.describe();
   EXPECT_THAT(r.out, StartsWith("program @enkf("));
-  EXPECT_THAT(r.out, HasSubstr(": syrk (")) << "the lowered solve's Gram matrix";
+  EXPECT_THAT(r.out, HasSubstr(": syrk {transpose} (")) << "the inner system's Gram matrix";
   EXPECT_THAT(r.out, HasSubstr(": cholesky {fallback, upper} ("));
   EXPECT_THAT(r.out, HasSubstr(": fused["));
   EXPECT_THAT(r.out, Not(HasSubstr(" donated")));
   EXPECT_EQ(linesStartingWith(r.out, "  memory: peak ").size(), 1u) << r.out;
 
-  // Donating xi lets the last step write the result over it.
-  ToolResult donated = runQuiet({"dump", "--lowered", "--donate=xi", kEnkf});
+  // Donating y lets the step centering it write Yc over it.
+  ToolResult donated = runQuiet({"dump", "--lowered", "--donate=y", kEnkf});
   ASSERT_EQ(donated.exitCode, 0) << donated.describe();
-  EXPECT_THAT(donated.out, HasSubstr("%xi: f64[6,6] donated"));
-  EXPECT_THAT(donated.out, HasSubstr("in place of %xi)"));
+  EXPECT_THAT(donated.out, HasSubstr("%y: f64[6,6] donated"));
+  EXPECT_THAT(donated.out, HasSubstr("in place of %y)"));
 }
 
 TEST(GraphcDump, LoweredRunsOnlyTheNamedPasses) {

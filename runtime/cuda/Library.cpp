@@ -241,18 +241,14 @@ template <typename T> Layout planFor(cusolverDnHandle_t solver, const ir::Node& 
 /// faster (`fastDouble`): gemm, syrk and blocked triangular solves, each dimension
 /// at least kSingleInDoubleMinN.
 bool widens(const ir::Node& n, bool fastDouble) {
-  if (!fastDouble || n.operand(0).type().dtype != ir::DType::F32)
+  Op op = n.op();
+  if (!fastDouble || n.operand(0).type().dtype != ir::DType::F32 ||
+      (op != Op::Matmul && op != Op::Syrk && op != Op::TriangularSolve))
     return false;
   Matrices a(n.operand(0).type()), c(n.type());
-  switch (n.op()) {
-  case Op::Matmul:
-  case Op::Syrk:
-    return std::min({a.rows, a.cols, c.rows, c.cols}) >= kSingleInDoubleMinN;
-  case Op::TriangularSolve:
+  if (op == Op::TriangularSolve)
     return blockedSolve(n) && std::min({a.rows, c.rows, c.cols}) >= kSingleInDoubleMinN;
-  default:
-    return false;
-  }
+  return std::min({a.rows, a.cols, c.rows, c.cols}) >= kSingleInDoubleMinN;
 }
 
 Scratch plan(cusolverDnHandle_t solver, const ir::Node& n, void* base, bool fastDouble) {

@@ -303,9 +303,10 @@ private:
 } // namespace
 
 bool solvesByBlocks(const BlockedSolve& s) {
-  constexpr int64_t kMinSize = 1024, kMinRightHandSides = 2;
-  return s.size() >= kMinSize && (s.left ? s.n : s.m) >= kMinRightHandSides && s.m <= INT32_MAX &&
-         s.n <= INT32_MAX;
+  constexpr int64_t kMinSize = 1024, kMinRightHandSides = 2, kManyRightHandSides = 4096;
+  int64_t rhs = s.left ? s.n : s.m;
+  return (s.size() >= kMinSize ? rhs >= kMinRightHandSides : rhs >= kManyRightHandSides) &&
+         s.m <= INT32_MAX && s.n <= INT32_MAX;
 }
 
 int64_t blockedSolveWorkspace(const BlockedSolve& s) {

@@ -55,14 +55,13 @@ struct Matrices {
   int ld() const { return static_cast<int>(std::max<int64_t>(cols, 1)); }
 };
 
-/// Matrices up to these sizes take SmallBatched's kernels, and batches of them a
-/// batched gemm for syrk: faster than potrfBatched, trsmBatched and a loop of syrk
-/// at every batch measured on an H200 (docs/benchmarks.md, W5); from n = 128 on,
-/// potrfBatched is faster.
+/// Matrices up to these sizes take SmallBatched's kernels, and syrk a (batched)
+/// gemm: faster than potrfBatched, trsmBatched and syrk at every batch measured on
+/// an H200 (docs/benchmarks.md, W5); from n = 128 on, potrfBatched is faster.
 constexpr int64_t kSmallCholeskyMaxN = 96;
 constexpr int64_t kSmallSolveMaxN = 128;
 constexpr int64_t kSmallSolveMaxCols = 16;
-constexpr int64_t kBatchedGemmSyrkMaxN = 256;
+constexpr int64_t kGemmSyrkMaxN = 256;
 
 /// Batches of matrices up to this size are factored by cuBLAS's batched LU
 /// (getrfBatched, getrsBatched) and QR (geqrfBatched, then the householderQ kernel)
@@ -315,9 +314,11 @@ public:
     const SmallBatched& small = kernels_.small();
     if (!trans && mc.batch > 1 && mc.rows <= kSmallGramMaxN && small.fitsGram(mc.rows, sizeof(T)))
       return small.gram(mc.batch, mc.rows, k, x, c, stream_);
-    // X row-major is X' column-major: X X' = (X')' X' is syrk with op T, or for a
-    // batch of small matrices one gemm with ops T, N (one launch, not one per item).
-    if (mc.batch > 1 && mc.rows <= kBatchedGemmSyrkMaxN)
+    // X row-major is X' column-major: X X' = (X')' X' is syrk with op T, or for
+    // small matrices one gemm with ops T, N: one launch, not one per item, and split
+    // along k where k is long (128 x 16384, f64 on an H200: syrk 0.12 ms, gemm
+    // 0.031; f32: 1.36 against 0.031).
+    if (mc.rows <= kGemmSyrkMaxN)
       GRAPHC_CUDA_CHECK(Lib<T>::gemmStridedBatched(
           blas_, trans ? CUBLAS_OP_N : CUBLAS_OP_T, trans ? CUBLAS_OP_T : CUBLAS_OP_N,
           toInt(mc.rows), toInt(mc.rows), toInt(k), &one_, x, mx.ld(), mx.size(), x, mx.ld(),

@@ -253,6 +253,8 @@ TEST(Library, LargeTriangularSolvesByBlocks) {
   // and many), with a last diagonal block of 1100 - 4 * 256 = 76 rows, on either
   // side; and one vector (SmallBatched::solveVector, 18 blocks).
   expectEveryWellConditionedSolve(1100, {Ints{}, Ints{2}}, {1, 5, 300}, 40);
+  // A small triangle with thousands of right-hand sides: one block, one gemm.
+  expectEveryWellConditionedSolve(100, {Ints{}}, {5000}, 41);
 }
 
 /// On sm_90, large f32 gemm, syrk and blocked triangular solves run in f64: each

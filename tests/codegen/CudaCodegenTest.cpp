@@ -204,12 +204,18 @@ TEST(CudaCodegen, RowsReadInSeveralPassesAreLoadedOnce) {
   // evict-first hints; below it (the 2 MB above) they do not.
   EXPECT_EQ(src.find("__ldcs"), std::string::npos) << src;
   std::string w4 = generate(bench::layernormGraph(8192, 4096, "f32"), "w4").at(0).source;
+  // 16 bytes per access where the buffers are aligned, one point otherwise.
+  EXPECT_NE(w4.find("__ldcs((const float4*)(in0 + s * L) + "), std::string::npos) << w4;
+  EXPECT_NE(w4.find("__stcs((float4*)(out0 + s * L) + "), std::string::npos) << w4;
   EXPECT_NE(w4.find("c0[u] = __ldcs(in0 + "), std::string::npos) << w4;
-  EXPECT_NE(w4.find("__stcs(out0 + p, "), std::string::npos) << w4;
+  EXPECT_NE(w4.find("__stcs(out0 + s * L + j, r0[u]);"), std::string::npos) << w4;
+  std::string f64 = generate(bench::layernormGraph(2048, 8192, "f64"), "f64").at(0).source;
+  EXPECT_NE(f64.find("__ldcs((const double2*)(in0 + s * L) + "), std::string::npos) << f64;
 #if GRAPHC_HAS_CUDA
   cuda::CompileOptions options;
   options.computeCapability = 90;
   EXPECT_NO_THROW(cuda::compileCuda(w4, "w4.cu", options));
+  EXPECT_NO_THROW(cuda::compileCuda(f64, "f64.cu", options));
 #endif
 }
 

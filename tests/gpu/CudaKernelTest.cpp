@@ -116,8 +116,10 @@ struct DeviceBuffer {
   ~DeviceBuffer() { cudaFree(p); }
 };
 
-/// Where outputs go: own buffers, or output 0 over the first input of its size.
-enum class Placement { Separate, InPlace };
+/// Where outputs go: own buffers, or output 0 over the first input of its size;
+/// or own buffers one element past a 16-byte boundary (the scalar paths of kernels
+/// that access aligned buffers by vectors).
+enum class Placement { Separate, InPlace, Misaligned };
 
 /// Runs `k` on the CPU and the GPU on the same random inputs and compares.
 /// Returns false (after reporting) when some element differs.
@@ -165,14 +167,20 @@ bool expectSameAsCpu(const Kernel& k, const std::string& what, uint64_t seed,
   std::vector<DeviceBuffer> deviceIn, deviceOut;
   std::vector<const void*> gpuIn;
   std::vector<void*> gpuOut;
+  auto shifted = [&](void* p, ir::DType t) -> void* {
+    size_t by = placement == Placement::Misaligned ? ir::dtypeSize(t) : 0;
+    return static_cast<char*>(p) + by;
+  };
   for (HostArray& a : inputs) {
-    deviceIn.emplace_back(a.bytes());
-    GRAPHC_CUDA_CHECK(cudaMemcpy(deviceIn.back().p, a.data(), a.bytes(), cudaMemcpyHostToDevice));
-    gpuIn.push_back(deviceIn.back().p);
+    deviceIn.emplace_back(a.bytes() + 16);
+    gpuIn.push_back(shifted(deviceIn.back().p, a.dtype));
+    GRAPHC_CUDA_CHECK(cudaMemcpy(const_cast<void*>(gpuIn.back()), a.data(), a.bytes(),
+                                 cudaMemcpyHostToDevice));
   }
   for (size_t o = 0; o < want.size(); ++o) {
-    deviceOut.emplace_back(want[o].bytes());
-    gpuOut.push_back(o == 0 && inPlaceOf >= 0 ? deviceIn[inPlaceOf].p : deviceOut.back().p);
+    deviceOut.emplace_back(want[o].bytes() + 16);
+    gpuOut.push_back(o == 0 && inPlaceOf >= 0 ? const_cast<void*>(gpuIn[inPlaceOf])
+                                              : shifted(deviceOut.back().p, want[o].dtype));
   }
   DeviceBuffer errorWord(sizeof(int));
   GRAPHC_CUDA_CHECK(cudaMemset(errorWord.p, 0, sizeof(int)));
@@ -358,6 +366,15 @@ TEST(CudaKernel, StreamingLayernorm) {
   ASSERT_EQ(kernels.size(), 1u);
   ASSERT_NE(codegen::emitCuda(kernels[0], "k").source.find("__stcs"), std::string::npos);
   EXPECT_TRUE(expectSameAsCpu(kernels[0], "layernorm 5000 x 4096", 13));
+  EXPECT_TRUE(expectSameAsCpu(kernels[0], "misaligned", 14, Placement::Misaligned));
+  // f64: two points per vector; elementwise chains, vectorized and not (n odd).
+  for (const Kernel& k : kernelsOfText(bench::layernormGraph(1100, 8192, "f64")))
+    for (Placement at : {Placement::Separate, Placement::Misaligned})
+      EXPECT_TRUE(expectSameAsCpu(k, "layernorm f64", 15, at));
+  for (int64_t n : {4096, 1001})
+    for (const Kernel& k : kernelsOfText(chain(n)))
+      EXPECT_TRUE(expectSameAsCpu(k, fmt::format("chain {} misaligned", n), 16,
+                                  Placement::Misaligned));
 }
 
 TEST(CudaKernel, OutputsInPlace) {

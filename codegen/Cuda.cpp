@@ -874,6 +874,18 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
     if (same && (sizes[0] == 4 || sizes[0] == 8) && perLane % (16 / sizes[0]) == 0)
       width = 16 / sizes[0];
   }
+  // Loads the same at every segment and contiguous along it (layernorm's g and b)
+  // are read by vectors too in the output pass's aligned runs.
+  std::vector<int> rowVectors;
+  for (size_t i = 0; i < k_.insts.size() && width > 1; ++i) {
+    const Inst& inst = k_.insts[i];
+    ir::Shape kept = pick(inst.strides, k_.reduceAxes, true);
+    if (forOutputs[i] && inst.kind == Inst::Kind::Load && inst.space == Space::Domain &&
+        !cached[inst.input] && ir::dtypeSize(inst.dtype) * width == 16 &&
+        std::all_of(kept.begin(), kept.end(), [](int64_t d) { return d == 0; }) &&
+        pick(inst.strides, k_.reduceAxes, false) == denseStrides(reducedExtents))
+      rowVectors.push_back(static_cast<int>(i));
+  }
   // float4 / double2 for the streamed f32 / f64 buffers.
   auto vectorType = [&](DType t) { return t == DType::F32 ? "float4" : "double2"; };
   auto elements = [&](int64_t w) { return std::vector<const char*>{"x", "y", "z", "w"}[w]; };
@@ -920,6 +932,8 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
       for (size_t o = 0; o < k_.outputs.size(); ++o)
         if (k_.outputs[o].space == Space::Domain)
           pointers.push_back(fmt::format("(u64)out{}", o));
+      for (int i : rowVectors)
+        pointers.push_back(fmt::format("(u64)in{}", k_.insts[i].input));
       c.line("const bool aligned = (({}) & 15) == 0;", fmt::join(pointers, " | "));
       c.open("if (aligned)");
       openRuns();
@@ -943,8 +957,9 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
     if (width > 1)
       c.close();
   }
-  auto segmentLoop = [&](const std::vector<bool>& needed, bool writes) {
-    openPoints();
+  auto segmentLoop = [&](const std::vector<bool>& needed, bool writes,
+                         const std::function<void()>& open, const LoadFn& load) {
+    open();
     bool usesP = writes;
     for (size_t i = 0; i < k_.insts.size(); ++i) {
       const Inst& inst = k_.insts[i];
@@ -966,7 +981,7 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
       Accumulator a = accumulator(r);
       c.line("{} a{} = {};", a.type, r, a.init);
     }
-    segmentLoop(forReductions[stage], false);
+    segmentLoop(forReductions[stage], false, openPoints, load);
     for (int r : now) {
       Accumulator a = accumulator(r);
       std::string x = val(k_.insts[r].args[0]);
@@ -987,42 +1002,61 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
     body(c, Space::Reduced, ofStage, loadAt(reducedIndex), reducedIndex);
   }
 
-  // Pass 2: the domain outputs (in runs of `width`: into registers, then stored).
-  if (domainOutputs) {
-    for (size_t o = 0; o < k_.outputs.size() && width > 1; ++o)
-      if (k_.outputs[o].space == Space::Domain)
-        c.line("{} r{}[{}];", ctype(k_.insts[k_.outputs[o].inst].dtype), o, perLane);
-    segmentLoop(forOutputs, true);
+  // Pass 2: the domain outputs. In runs of `width` where aligned: a run's values
+  // gathered in registers, then stored as one vector.
+  auto storePoints = [&] {
     for (size_t o = 0; o < k_.outputs.size(); ++o)
       if (k_.outputs[o].space == Space::Domain) {
         int v = k_.outputs[o].inst;
-        c.line("{}", width > 1   ? fmt::format("r{}[u] = v{};", o, v)
-                     : streaming ? fmt::format("__stcs(out{} + p, v{});", o, v)
-                                 : fmt::format("out{}[p] = v{};", o, v));
+        c.line("{}", streaming ? fmt::format("__stcs(out{} + p, v{});", o, v)
+                               : fmt::format("out{}[p] = v{};", o, v));
       }
-    closePoints();
-    if (width > 1) {
-      c.open("if (aligned)");
+  };
+  if (domainOutputs && width > 1) {
+    c.open("if (aligned)");
+    LoadFn runLoad = [&](int i) {
+      if (std::find(rowVectors.begin(), rowVectors.end(), i) == rowVectors.end())
+        return load(i);
+      return fmt::format("((const {}*)&g{})[e]", ctype(k_.insts[i].dtype), i);
+    };
+    auto openRun = [&] {
       openRuns();
-      for (size_t o = 0; o < k_.outputs.size(); ++o)
-        if (k_.outputs[o].space == Space::Domain) {
-          const char* vt = vectorType(k_.insts[k_.outputs[o].inst].dtype);
-          std::vector<std::string> parts;
-          for (int64_t e = 0; e < width; ++e)
-            parts.push_back(fmt::format("r{}[v * {} + {}]", o, width, e));
-          c.line("__stcs(({0}*)(out{1} + s * L) + {2}, make_{0}({3}));", vt, o, run,
-                 fmt::join(parts, ", "));
-        }
-      c.close();
-      c.close();
-      c.open("else");
-      openPoints();
+      for (int i : rowVectors)
+        c.line("const {0} g{1} = ((const {0}*)in{2})[{3}];", vectorType(k_.insts[i].dtype), i,
+               k_.insts[i].input, run);
       for (size_t o = 0; o < k_.outputs.size(); ++o)
         if (k_.outputs[o].space == Space::Domain)
-          c.line("__stcs(out{0} + {1}, r{0}[u]);", o, p);
-      closePoints();
-      c.close();
-    }
+          c.line("{} r{}[{}];", ctype(k_.insts[k_.outputs[o].inst].dtype), o, width);
+      c.line("#pragma unroll");
+      c.open(fmt::format("for (int e = 0; e < {}; ++e)", width));
+      c.line("const int u = v * {} + e;", width);
+      c.line("const idx j = ({}) * {} + e;", run, width);
+    };
+    segmentLoop(forOutputs, true, openRun, runLoad);
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      if (k_.outputs[o].space == Space::Domain)
+        c.line("r{}[e] = v{};", o, k_.outputs[o].inst);
+    c.close();
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      if (k_.outputs[o].space == Space::Domain) {
+        const char* vt = vectorType(k_.insts[k_.outputs[o].inst].dtype);
+        std::vector<std::string> parts;
+        for (int64_t e = 0; e < width; ++e)
+          parts.push_back(fmt::format("r{}[{}]", o, e));
+        c.line("__stcs(({0}*)(out{1} + s * L) + {2}, make_{0}({3}));", vt, o, run,
+               fmt::join(parts, ", "));
+      }
+    c.close();
+    c.close();
+    c.open("else");
+    segmentLoop(forOutputs, true, openPoints, load);
+    storePoints();
+    closePoints();
+    c.close();
+  } else if (domainOutputs) {
+    segmentLoop(forOutputs, true, openPoints, load);
+    storePoints();
+    closePoints();
   }
 
   // Last, when every lane is done reading (an output may replace an input).

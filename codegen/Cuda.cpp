@@ -800,31 +800,6 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
   case L::Elementwise:
     break;
   }
-  c.open(fmt::format("for (idx s = {}; s < S; s += {})", unitStart, unitStride));
-
-  // Once per segment: the segment's part of every domain load's offset. At point
-  // (s, j) the domain's flat index is p.
-  std::string p = contiguous ? "s * L + j"
-                             : plus(affine("s", keptExtents, pick(dense, k_.reduceAxes, true)),
-                                    affine("j", reducedExtents, pick(dense, k_.reduceAxes, false)));
-  std::vector<std::string> base(k_.insts.size(), "0");
-  for (size_t i = 0; i < k_.insts.size(); ++i) {
-    const Inst& inst = k_.insts[i];
-    if ((inst.kind != Inst::Kind::Load && !readsIndex(inst)) || inst.space != Space::Domain ||
-        isIdentity(inst))
-      continue;
-    std::string offset = affine("s", keptExtents, pick(inst.strides, k_.reduceAxes, true));
-    if (offset != "0") {
-      base[i] = fmt::format("b{}", i);
-      c.line("const idx b{} = {};", i, offset);
-    }
-  }
-  LoadFn domainIndex = [&](int i) {
-    const Inst& inst = k_.insts[i];
-    if (isIdentity(inst))
-      return std::string("p");
-    return plus(base[i], affine("j", reducedExtents, pick(inst.strides, k_.reduceAxes, false)));
-  };
   // Row caching: when the segment is read in more than one pass and a lane's
   // share of it is a few points, each input read at every point is loaded once
   // into the lane's registers (c<input>[u], its u-th point), all loads in flight
@@ -869,8 +844,8 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
     for (const KernelOutput& o : k_.outputs)
       if (o.space == Space::Domain)
         sizes.push_back(ir::dtypeSize(k_.insts[o.inst].dtype));
-    bool same = std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) ==
-                sizes.end();
+    bool same =
+        std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) == sizes.end();
     if (same && (sizes[0] == 4 || sizes[0] == 8) && perLane % (16 / sizes[0]) == 0)
       width = 16 / sizes[0];
   }
@@ -890,192 +865,222 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
   auto vectorType = [&](DType t) { return t == DType::F32 ? "float4" : "double2"; };
   auto elements = [&](int64_t w) { return std::vector<const char*>{"x", "y", "z", "w"}[w]; };
   std::string run = fmt::format("{} + v * {}", laneStart, laneStride);
-  LoadFn load = [&, fromMemory = loadAt(domainIndex)](int i) {
-    const Inst& inst = k_.insts[i];
-    return inst.space == Space::Domain && cached[inst.input] && isIdentity(inst)
-               ? fmt::format("c{}[u]", inst.input)
-               : fromMemory(i);
-  };
-  // Opens (and closes) the loop over a lane's points j of segment s.
-  auto openPoints = [&] {
-    if (!caching)
-      return c.open(fmt::format("for (idx j = {}; j < L; j += {})", laneStart, laneStride));
-    c.line("#pragma unroll");
-    c.open(fmt::format("for (int u = 0; u < {}; ++u)", perLane));
-    if (width > 1)
-      c.line("const idx j = ({} + u / {} * {}) * {} + u % {};", laneStart, width, laneStride, width,
-             width);
-    else
-      c.line("const idx j = {} + u * {};", laneStart, laneStride);
-    if (ragged)
-      c.open("if (j < L)");
-  };
-  // Opens the loop over a lane's runs v of `width` points, aligned or not.
-  auto openRuns = [&] {
-    c.line("#pragma unroll");
-    c.open(fmt::format("for (int v = 0; v < {}; ++v)", perLane / width));
-  };
-  auto closePoints = [&] {
-    if (caching && ragged)
-      c.close();
-    c.close();
-  };
-  if (caching) {
-    for (size_t in = 0; in < cached.size(); ++in)
-      if (cached[in])
-        c.line("{} c{}[{}];", ctype(k_.inputs[in].type().dtype), in, perLane);
-    if (width > 1) {
-      std::vector<std::string> pointers;
-      for (size_t in = 0; in < cached.size(); ++in)
-        if (cached[in])
-          pointers.push_back(fmt::format("(u64)in{}", in));
-      for (size_t o = 0; o < k_.outputs.size(); ++o)
-        if (k_.outputs[o].space == Space::Domain)
-          pointers.push_back(fmt::format("(u64)out{}", o));
-      for (int i : rowVectors)
-        pointers.push_back(fmt::format("(u64)in{}", k_.insts[i].input));
-      c.line("const bool aligned = (({}) & 15) == 0;", fmt::join(pointers, " | "));
-      c.open("if (aligned)");
-      openRuns();
-      for (size_t in = 0; in < cached.size(); ++in)
-        if (cached[in]) {
-          const char* vt = vectorType(k_.inputs[in].type().dtype);
-          c.line("const {0} t{1} = __ldcs((const {0}*)(in{1} + s * L) + {2});", vt, in, run);
-          for (int64_t e = 0; e < width; ++e)
-            c.line("c{0}[v * {1} + {2}] = t{0}.{3};", in, width, e, elements(e));
-        }
-      c.close();
-      c.close();
-      c.open("else");
-    }
-    openPoints();
-    for (size_t in = 0; in < cached.size(); ++in)
-      if (cached[in])
-        c.line("{}", streaming ? fmt::format("c{0}[u] = __ldcs(in{0} + {1});", in, p)
-                               : fmt::format("c{0}[u] = in{0}[{1}];", in, p));
-    closePoints();
-    if (width > 1)
-      c.close();
-  }
-  auto segmentLoop = [&](const std::vector<bool>& needed, bool writes,
-                         const std::function<void()>& open, const LoadFn& load) {
-    open();
-    bool usesP = writes;
+  // The loop over segments, emitted twice when the rows go by vectors: for
+  // aligned buffers, and one point at a time for the others.
+  auto segmentsLoop = [&](bool vectors) {
+    int64_t w = vectors ? width : 1;
+    c.open(fmt::format("for (idx s = {}; s < S; s += {})", unitStart, unitStride));
+    // Once per segment: the segment's part of every domain load's offset. At point
+    // (s, j) the domain's flat index is p.
+    std::string p = contiguous
+                        ? "s * L + j"
+                        : plus(affine("s", keptExtents, pick(dense, k_.reduceAxes, true)),
+                               affine("j", reducedExtents, pick(dense, k_.reduceAxes, false)));
+    std::vector<std::string> base(k_.insts.size(), "0");
     for (size_t i = 0; i < k_.insts.size(); ++i) {
       const Inst& inst = k_.insts[i];
-      bool fromMemory = inst.kind == Inst::Kind::Load && !cached[inst.input];
-      usesP = usesP || (needed[i] && (fromMemory || readsIndex(inst)) &&
-                        inst.space == Space::Domain && isIdentity(inst));
-    }
-    if (usesP)
-      c.line("const idx p = {};", p);
-    body(c, Space::Domain, needed, load, domainIndex);
-  };
-
-  // Per stage, a pass over the segment: each lane accumulates its points in
-  // increasing j (reading the reduced values of earlier stages), the lanes are
-  // combined, and the stage's reduced values and reduced-space instructions follow.
-  for (int stage = 1; stage <= stages; ++stage) {
-    const std::vector<int>& now = reduces[stage];
-    for (int r : now) {
-      Accumulator a = accumulator(r);
-      c.line("{} a{} = {};", a.type, r, a.init);
-    }
-    segmentLoop(forReductions[stage], false, openPoints, load);
-    for (int r : now) {
-      Accumulator a = accumulator(r);
-      std::string x = val(k_.insts[r].args[0]);
-      std::string item = a.how == Accumulator::Best ? fmt::format("{}{{{}, (i64)j}}", a.type, x)
-                                                    : fmt::format("({}){}", a.type, x);
-      c.line("a{0} = {1};", r, a.combine(fmt::format("a{}", r), item));
-    }
-    closePoints();
-    combineLanes(c, ck.launch, now);
-    for (int r : now)
-      c.line("const {} v{} = {};", ctype(k_.insts[r].dtype), r, reducedValue(r));
-    // The reduced-space instructions of this stage (the first stage also takes those
-    // of the inputs alone).
-    std::vector<bool> ofStage(k_.insts.size(), false);
-    for (size_t i = 0; i < k_.insts.size(); ++i)
-      ofStage[i] = k_.insts[i].stage == stage || (stage == 1 && k_.insts[i].stage == 0);
-    LoadFn reducedIndex = [&](int i) { return affine("s", k_.reducedShape, k_.insts[i].strides); };
-    body(c, Space::Reduced, ofStage, loadAt(reducedIndex), reducedIndex);
-  }
-
-  // Pass 2: the domain outputs. In runs of `width` where aligned: a run's values
-  // gathered in registers, then stored as one vector.
-  auto storePoints = [&] {
-    for (size_t o = 0; o < k_.outputs.size(); ++o)
-      if (k_.outputs[o].space == Space::Domain) {
-        int v = k_.outputs[o].inst;
-        c.line("{}", streaming ? fmt::format("__stcs(out{} + p, v{});", o, v)
-                               : fmt::format("out{}[p] = v{};", o, v));
+      if ((inst.kind != Inst::Kind::Load && !readsIndex(inst)) || inst.space != Space::Domain ||
+          isIdentity(inst))
+        continue;
+      std::string offset = affine("s", keptExtents, pick(inst.strides, k_.reduceAxes, true));
+      if (offset != "0") {
+        base[i] = fmt::format("b{}", i);
+        c.line("const idx b{} = {};", i, offset);
       }
-  };
-  if (domainOutputs && width > 1) {
-    c.open("if (aligned)");
-    LoadFn runLoad = [&](int i) {
-      if (std::find(rowVectors.begin(), rowVectors.end(), i) == rowVectors.end())
-        return load(i);
-      return fmt::format("((const {}*)&g{})[e]", ctype(k_.insts[i].dtype), i);
+    }
+    LoadFn domainIndex = [&](int i) {
+      const Inst& inst = k_.insts[i];
+      if (isIdentity(inst))
+        return std::string("p");
+      return plus(base[i], affine("j", reducedExtents, pick(inst.strides, k_.reduceAxes, false)));
     };
-    auto openRun = [&] {
-      openRuns();
-      for (int i : rowVectors)
-        c.line("const {0} g{1} = ((const {0}*)in{2})[{3}];", vectorType(k_.insts[i].dtype), i,
-               k_.insts[i].input, run);
+    LoadFn load = [&, fromMemory = loadAt(domainIndex)](int i) {
+      const Inst& inst = k_.insts[i];
+      return inst.space == Space::Domain && cached[inst.input] && isIdentity(inst)
+                 ? fmt::format("c{}[u]", inst.input)
+                 : fromMemory(i);
+    };
+    // Opens (and closes) the loop over a lane's points j of segment s.
+    auto openPoints = [&] {
+      if (!caching)
+        return c.open(fmt::format("for (idx j = {}; j < L; j += {})", laneStart, laneStride));
+      c.line("#pragma unroll");
+      c.open(fmt::format("for (int u = 0; u < {}; ++u)", perLane));
+      if (w > 1)
+        c.line("const idx j = ({} + u / {} * {}) * {} + u % {};", laneStart, w, laneStride, w, w);
+      else
+        c.line("const idx j = {} + u * {};", laneStart, laneStride);
+      if (ragged)
+        c.open("if (j < L)");
+    };
+    // Opens the loop over a lane's runs v of `w` points.
+    auto openRuns = [&] {
+      c.line("#pragma unroll");
+      c.open(fmt::format("for (int v = 0; v < {}; ++v)", perLane / w));
+    };
+    auto closePoints = [&] {
+      if (caching && ragged)
+        c.close();
+      c.close();
+    };
+    if (caching) {
+      for (size_t in = 0; in < cached.size(); ++in)
+        if (cached[in])
+          c.line("{} c{}[{}];", ctype(k_.inputs[in].type().dtype), in, perLane);
+      if (w > 1) {
+        openRuns();
+        for (size_t in = 0; in < cached.size(); ++in)
+          if (cached[in]) {
+            const char* vt = vectorType(k_.inputs[in].type().dtype);
+            c.line("const {0} t{1} = __ldcs((const {0}*)(in{1} + s * L) + {2});", vt, in, run);
+            for (int64_t e = 0; e < w; ++e)
+              c.line("c{0}[v * {1} + {2}] = t{0}.{3};", in, w, e, elements(e));
+          }
+        c.close();
+      } else {
+        openPoints();
+        for (size_t in = 0; in < cached.size(); ++in)
+          if (cached[in])
+            c.line("{}", streaming ? fmt::format("c{0}[u] = __ldcs(in{0} + {1});", in, p)
+                                   : fmt::format("c{0}[u] = in{0}[{1}];", in, p));
+        closePoints();
+      }
+    }
+    auto segmentLoop = [&](const std::vector<bool>& needed, bool writes,
+                           const std::function<void()>& open, const LoadFn& load) {
+      open();
+      bool usesP = writes;
+      for (size_t i = 0; i < k_.insts.size(); ++i) {
+        const Inst& inst = k_.insts[i];
+        bool fromMemory = inst.kind == Inst::Kind::Load && !cached[inst.input];
+        usesP = usesP || (needed[i] && (fromMemory || readsIndex(inst)) &&
+                          inst.space == Space::Domain && isIdentity(inst));
+      }
+      if (usesP)
+        c.line("const idx p = {};", p);
+      body(c, Space::Domain, needed, load, domainIndex);
+    };
+
+    // Per stage, a pass over the segment: each lane accumulates its points in
+    // increasing j (reading the reduced values of earlier stages), the lanes are
+    // combined, and the stage's reduced values and reduced-space instructions follow.
+    for (int stage = 1; stage <= stages; ++stage) {
+      const std::vector<int>& now = reduces[stage];
+      for (int r : now) {
+        Accumulator a = accumulator(r);
+        c.line("{} a{} = {};", a.type, r, a.init);
+      }
+      segmentLoop(forReductions[stage], false, openPoints, load);
+      for (int r : now) {
+        Accumulator a = accumulator(r);
+        std::string x = val(k_.insts[r].args[0]);
+        std::string item = a.how == Accumulator::Best ? fmt::format("{}{{{}, (i64)j}}", a.type, x)
+                                                      : fmt::format("({}){}", a.type, x);
+        c.line("a{0} = {1};", r, a.combine(fmt::format("a{}", r), item));
+      }
+      closePoints();
+      combineLanes(c, ck.launch, now);
+      for (int r : now)
+        c.line("const {} v{} = {};", ctype(k_.insts[r].dtype), r, reducedValue(r));
+      // The reduced-space instructions of this stage (the first stage also takes those
+      // of the inputs alone).
+      std::vector<bool> ofStage(k_.insts.size(), false);
+      for (size_t i = 0; i < k_.insts.size(); ++i)
+        ofStage[i] = k_.insts[i].stage == stage || (stage == 1 && k_.insts[i].stage == 0);
+      LoadFn reducedIndex = [&](int i) {
+        return affine("s", k_.reducedShape, k_.insts[i].strides);
+      };
+      body(c, Space::Reduced, ofStage, loadAt(reducedIndex), reducedIndex);
+    }
+
+    // Pass 2: the domain outputs. In runs of `w`: a run's values gathered in
+    // registers, then stored as one vector.
+    auto storePoints = [&] {
+      for (size_t o = 0; o < k_.outputs.size(); ++o)
+        if (k_.outputs[o].space == Space::Domain) {
+          int v = k_.outputs[o].inst;
+          c.line("{}", streaming ? fmt::format("__stcs(out{} + p, v{});", o, v)
+                                 : fmt::format("out{}[p] = v{};", o, v));
+        }
+    };
+    if (domainOutputs && w > 1) {
+      LoadFn runLoad = [&](int i) {
+        if (std::find(rowVectors.begin(), rowVectors.end(), i) == rowVectors.end())
+          return load(i);
+        return fmt::format("((const {}*)&g{})[e]", ctype(k_.insts[i].dtype), i);
+      };
+      auto openRun = [&] {
+        openRuns();
+        for (int i : rowVectors)
+          c.line("const {0} g{1} = ((const {0}*)in{2})[{3}];", vectorType(k_.insts[i].dtype), i,
+                 k_.insts[i].input, run);
+        for (size_t o = 0; o < k_.outputs.size(); ++o)
+          if (k_.outputs[o].space == Space::Domain)
+            c.line("{} r{}[{}];", ctype(k_.insts[k_.outputs[o].inst].dtype), o, w);
+        c.line("#pragma unroll");
+        c.open(fmt::format("for (int e = 0; e < {}; ++e)", w));
+        c.line("const int u = v * {} + e;", w);
+        c.line("const idx j = ({}) * {} + e;", run, w);
+      };
+      segmentLoop(forOutputs, true, openRun, runLoad);
       for (size_t o = 0; o < k_.outputs.size(); ++o)
         if (k_.outputs[o].space == Space::Domain)
-          c.line("{} r{}[{}];", ctype(k_.insts[k_.outputs[o].inst].dtype), o, width);
-      c.line("#pragma unroll");
-      c.open(fmt::format("for (int e = 0; e < {}; ++e)", width));
-      c.line("const int u = v * {} + e;", width);
-      c.line("const idx j = ({}) * {} + e;", run, width);
-    };
-    segmentLoop(forOutputs, true, openRun, runLoad);
-    for (size_t o = 0; o < k_.outputs.size(); ++o)
-      if (k_.outputs[o].space == Space::Domain)
-        c.line("r{}[e] = v{};", o, k_.outputs[o].inst);
-    c.close();
-    for (size_t o = 0; o < k_.outputs.size(); ++o)
-      if (k_.outputs[o].space == Space::Domain) {
-        const char* vt = vectorType(k_.insts[k_.outputs[o].inst].dtype);
-        std::vector<std::string> parts;
-        for (int64_t e = 0; e < width; ++e)
-          parts.push_back(fmt::format("r{}[{}]", o, e));
-        c.line("__stcs(({0}*)(out{1} + s * L) + {2}, make_{0}({3}));", vt, o, run,
-               fmt::join(parts, ", "));
-      }
-    c.close();
-    c.close();
-    c.open("else");
-    segmentLoop(forOutputs, true, openPoints, load);
-    storePoints();
-    closePoints();
-    c.close();
-  } else if (domainOutputs) {
-    segmentLoop(forOutputs, true, openPoints, load);
-    storePoints();
-    closePoints();
-  }
-
-  // Last, when every lane is done reading (an output may replace an input).
-  bool reducedOutputs = false;
-  for (const KernelOutput& o : k_.outputs)
-    reducedOutputs = reducedOutputs || o.space == Space::Reduced;
-  if (ck.launch == L::BlockPerSegment)
-    c.line("__syncthreads();");
-  else if (ck.launch == L::WarpPerSegment)
-    c.line("__syncwarp();");
-  if (reducedOutputs) {
-    if (ck.launch != L::ThreadPerSegment)
-      c.open(fmt::format("if ({} == 0)", laneStart));
-    for (size_t o = 0; o < k_.outputs.size(); ++o)
-      if (k_.outputs[o].space == Space::Reduced)
-        c.line("out{}[s] = v{};", o, k_.outputs[o].inst);
-    if (ck.launch != L::ThreadPerSegment)
+          c.line("r{}[e] = v{};", o, k_.outputs[o].inst);
       c.close();
+      for (size_t o = 0; o < k_.outputs.size(); ++o)
+        if (k_.outputs[o].space == Space::Domain) {
+          const char* vt = vectorType(k_.insts[k_.outputs[o].inst].dtype);
+          std::vector<std::string> parts;
+          for (int64_t e = 0; e < w; ++e)
+            parts.push_back(fmt::format("r{}[{}]", o, e));
+          c.line("__stcs(({0}*)(out{1} + s * L) + {2}, make_{0}({3}));", vt, o, run,
+                 fmt::join(parts, ", "));
+        }
+      c.close();
+    } else if (domainOutputs) {
+      segmentLoop(forOutputs, true, openPoints, load);
+      storePoints();
+      closePoints();
+    }
+
+    // Last, when every lane is done reading (an output may replace an input).
+    bool reducedOutputs = false;
+    for (const KernelOutput& o : k_.outputs)
+      reducedOutputs = reducedOutputs || o.space == Space::Reduced;
+    if (ck.launch == L::BlockPerSegment)
+      c.line("__syncthreads();");
+    else if (ck.launch == L::WarpPerSegment)
+      c.line("__syncwarp();");
+    if (reducedOutputs) {
+      if (ck.launch != L::ThreadPerSegment)
+        c.open(fmt::format("if ({} == 0)", laneStart));
+      for (size_t o = 0; o < k_.outputs.size(); ++o)
+        if (k_.outputs[o].space == Space::Reduced)
+          c.line("out{}[s] = v{};", o, k_.outputs[o].inst);
+      if (ck.launch != L::ThreadPerSegment)
+        c.close();
+    }
+    c.close();
+  };
+  if (width == 1) {
+    segmentsLoop(false);
+    c.close();
+    return;
   }
+  std::vector<std::string> pointers;
+  for (size_t in = 0; in < cached.size(); ++in)
+    if (cached[in])
+      pointers.push_back(fmt::format("(u64)in{}", in));
+  for (size_t o = 0; o < k_.outputs.size(); ++o)
+    if (k_.outputs[o].space == Space::Domain)
+      pointers.push_back(fmt::format("(u64)out{}", o));
+  for (int i : rowVectors)
+    pointers.push_back(fmt::format("(u64)in{}", k_.insts[i].input));
+  c.open(fmt::format("if ((({}) & 15) == 0)", fmt::join(pointers, " | ")));
+  segmentsLoop(true);
+  c.close();
+  c.open("else");
+  segmentsLoop(false);
   c.close();
   c.close();
 }
@@ -1092,9 +1097,9 @@ CudaKernel Emitter::emit(llvm::StringRef name) {
 
   std::string& s = ck.source;
   s += fmt::format("// graphc kernel {}: {}{}\n", ck.name, launchName(ck.launch).str(),
-                   !sizeParameter_           ? ""
+                   !sizeParameter_     ? ""
                    : k_.hasReduction() ? ", S segments (a parameter)"
-                                             : ", N points (a parameter)");
+                                       : ", N points (a parameter)");
   s += kTypedefs;
   for (unsigned h = 1; h <= kIntPow; h <<= 1)
     if (helpers_ & h)

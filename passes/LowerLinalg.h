@@ -17,13 +17,17 @@
 //   anything else               -> stays solve (LU)
 //
 //   P * solve(S, R), S = c*F*F' + D, P = s*X*F' (or F'), R = sigma*F + u*1'
-//                               -> s * X * (sigma * M'M + M'w * 1'), M = L^-1 F,
-//                                  w = L^-1 u, L = cholesky(S), when it costs fewer
-//                                  flops than forming P and solving for R. The EnKF
-//                                  update is this product: obs - y is -Yc plus
-//                                  broadcast columns, and at d = N it drops from 198
-//                                  to 144 GFLOP (one triangular solve and a syrk in
-//                                  place of two solves and a gemm)
+//                               -> with sigma != 0, in the inner k x k system
+//                                  T = I + c*F'D^-1 F (push-through identity):
+//                                  s*(a*(X - Z) + Z*q*1'), Z = X*T^-1, a = sigma/c,
+//                                  q = F'D^-1 u; otherwise through S's factor:
+//                                  s * X * (sigma*M'M + M'w*1'), M = L^-1 F,
+//                                  w = L^-1 u, L = cholesky(S); the cheaper, when it
+//                                  costs fewer flops than forming P and solving for
+//                                  R. The EnKF update is this product (obs - y is -Yc
+//                                  plus broadcast columns): at d = N it drops from
+//                                  198 to 90 GFLOP, and at N << d no d x d matrix is
+//                                  formed
 //
 // Several solves with one matrix share one factorization (hash-consing merges the
 // cholesky nodes). A `cholesky {fallback}` is one the compiler chose: if it fails at
@@ -43,7 +47,7 @@ namespace graphc::passes {
 bool woodburyPays(int64_t n, int64_t k, int64_t m);
 
 /// The lower-linalg pass. Counts "inverse-to-solve", "syrk", "identity", "diagonal",
-/// "triangular", "woodbury", "cholesky" and "through-factor" rewrites.
+/// "triangular", "woodbury", "cholesky", "through-factor" and "inner-system" rewrites.
 std::unique_ptr<ir::Graph> lowerLinalg(const ir::Graph& g, PassStats& stats);
 
 } // namespace graphc::passes

@@ -100,9 +100,9 @@ struct ThroughFactor {
   bool transposeX = false; ///< P = scale * X'*F'
   double scale = 1, sigma = 0;
   std::vector<std::pair<double, Value>> offset; ///< u as a sum of column vectors
-  bool inner = false;      ///< the inner-system form
-  double gramScale = 1;    ///< c
-  Value diagonal;          ///< D
+  bool inner = false;                           ///< the inner-system form
+  double gramScale = 1;                         ///< c
+  Value diagonal;                               ///< D
 };
 
 /// `t`'s dtype and batch axes (all but the last two) followed by `trailing`.

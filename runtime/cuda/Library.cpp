@@ -17,8 +17,8 @@
 #include "runtime/cuda/Library.h"
 
 #include "runtime/cuda/BlockedSolve.h"
-#include "runtime/cuda/Device.h"
 #include "runtime/cuda/Check.h"
+#include "runtime/cuda/Device.h"
 #include "runtime/cuda/HelperKernels.h"
 #include "runtime/cuda/KernelCache.h"
 #include "runtime/cuda/Routines.h"
@@ -653,8 +653,8 @@ void runFloat(Call<T>& call, Op op, llvm::ArrayRef<const void*> in, llvm::ArrayR
 /// Runs the f32 node `n` in f64 (widens()): its operands converted into the
 /// workspace, the f64 call, its results converted back.
 void runWidened(const LibraryContext& ctx, const HelperKernels& kernels, const ir::Node& n,
-                const Scratch& s, llvm::ArrayRef<const void*> inputs,
-                llvm::ArrayRef<void*> outputs, int* info) {
+                const Scratch& s, llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
+                int* info) {
   auto convert = [&](const char* kernel, int64_t count, const void* from, void* to) {
     if (count > 0)
       kernels[kernel].launch(LaunchConfig::linear(count, 256, ctx.stream()), {&count, &from, &to});
@@ -793,7 +793,6 @@ void LibraryContext::run(const ir::Node& n, llvm::ArrayRef<const void*> inputs,
     runFloat(call, n.op(), inputs, outputs);
   });
 }
-
 
 bool LibraryContext::materialize(const ir::Node& n, void* out) {
   const ir::TensorType& t = n.type();

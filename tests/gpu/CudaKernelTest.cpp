@@ -174,8 +174,8 @@ bool expectSameAsCpu(const Kernel& k, const std::string& what, uint64_t seed,
   for (HostArray& a : inputs) {
     deviceIn.emplace_back(a.bytes() + 16);
     gpuIn.push_back(shifted(deviceIn.back().p, a.dtype));
-    GRAPHC_CUDA_CHECK(cudaMemcpy(const_cast<void*>(gpuIn.back()), a.data(), a.bytes(),
-                                 cudaMemcpyHostToDevice));
+    GRAPHC_CUDA_CHECK(
+        cudaMemcpy(const_cast<void*>(gpuIn.back()), a.data(), a.bytes(), cudaMemcpyHostToDevice));
   }
   for (size_t o = 0; o < want.size(); ++o) {
     deviceOut.emplace_back(want[o].bytes() + 16);
@@ -373,8 +373,8 @@ TEST(CudaKernel, StreamingLayernorm) {
       EXPECT_TRUE(expectSameAsCpu(k, "layernorm f64", 15, at));
   for (int64_t n : {4096, 1001})
     for (const Kernel& k : kernelsOfText(chain(n)))
-      EXPECT_TRUE(expectSameAsCpu(k, fmt::format("chain {} misaligned", n), 16,
-                                  Placement::Misaligned));
+      EXPECT_TRUE(
+          expectSameAsCpu(k, fmt::format("chain {} misaligned", n), 16, Placement::Misaligned));
 }
 
 TEST(CudaKernel, OutputsInPlace) {

@@ -288,7 +288,8 @@ TEST(Library, LargeSingleRunsInDouble) {
     double scale = 0;
     for (double x : exact)
       scale = std::max(scale, std::abs(x));
-    std::vector<double> got = doubles(runGpu(*OneNode(c.op, c.inputs, c.attrs).node, c.inputs).outputs[0]);
+    std::vector<double> got =
+        doubles(runGpu(*OneNode(c.op, c.inputs, c.attrs).node, c.inputs).outputs[0]);
     for (size_t i = 0; i < exact.size(); ++i)
       ASSERT_LE(std::abs(got[i] - exact[i]), 0x1p-24 * std::abs(exact[i]) + 1e-12 * scale)
           << what << ": element " << i;

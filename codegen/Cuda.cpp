@@ -282,6 +282,10 @@ private:
   /// runsName() a table of them (see CudaKernel::name).
   std::string entryPoints(const CudaKernel& ck) const;
   void elementwise(Code& c, CudaKernel& ck);
+  struct Passes;
+  struct RowPlan;
+  class Segment;
+  RowPlan planRows(const CudaKernel& ck, const Passes& ps, bool multiPass) const;
   void reduction(Code& c, CudaKernel& ck);
   void combineLanes(Code& c, CudaKernel::Launch launch, llvm::ArrayRef<int> reduces);
   std::string reducedValue(int r) const;
@@ -725,362 +729,433 @@ std::string Emitter::reducedValue(int r) const {
   return fmt::format("({})a{}", R, r);
 }
 
-void Emitter::reduction(Code& c, CudaKernel& ck) {
-  int64_t segments = ir::numElements(k_.reducedShape), length = k_.segmentSize();
-  bool contiguous = k_.segmentsContiguous();
+/// What the passes over a segment of a reduction kernel compute: per stage its Reduce
+/// instructions and the domain instructions they read, the domain outputs' instructions,
+/// and the loop expressions of the launch form.
+struct Emitter::Passes {
+  int64_t length = 0;      ///< points per segment
+  bool contiguous = false; ///< segments are contiguous runs of the domain
+  int stages = 1;
+  std::vector<std::vector<int>> reduces;        ///< by stage
+  std::vector<std::vector<bool>> forReductions; ///< by stage
+  std::vector<bool> forOutputs;
+  bool domainOutputs = false, reducedOutputs = false;
+  ir::Shape keptExtents, reducedExtents, dense;
+  std::string unitStart, unitStride, laneStart, laneStride;
+};
+
+/// How a lane holds its share of a segment.
+///
+/// Row caching: when the segment is read in more than one pass and a lane's share
+/// of it is a few points, each input read at every point is loaded once into the
+/// lane's registers (c<input>[u], its u-th point), all loads in flight at once, and
+/// every pass reads the registers. Streaming: the cached rows and the domain
+/// outputs, floating point, past the L2. Vectors: streamed rows in runs of `width`
+/// points per lane, loaded and stored 16 bytes at a time where every streamed
+/// buffer is aligned (W4 on an H200: 71 us against 76 with one point per access); a
+/// lane's u-th point is then point u % width of its u / width-th run, and loads the
+/// same at every segment and contiguous along it (layernorm's g and b) are read by
+/// vectors too in the output pass.
+struct Emitter::RowPlan {
+  int64_t lanes = 0, perLane = 0;
+  std::vector<bool> cached; ///< by input
+  bool caching = false, streaming = false, ragged = false;
+  int64_t width = 1;
+  std::vector<int> rowVectors;
+};
+
+Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool multiPass) const {
   using L = CudaKernel::Launch;
-  ck.launch = !contiguous || length <= 16 ? L::ThreadPerSegment
-              : length <= 2048            ? L::WarpPerSegment
-                                          : L::BlockPerSegment;
+  RowPlan r;
+  r.lanes = ck.launch == L::BlockPerSegment  ? ck.blockSize
+            : ck.launch == L::WarpPerSegment ? 32
+                                             : 0;
+  r.perLane = r.lanes ? (ps.length + r.lanes - 1) / r.lanes : 0;
+  r.cached.assign(k_.inputs.size(), false);
+  r.caching = ps.contiguous && multiPass && r.lanes && r.perLane <= kCachedPointsPerLane;
+  for (size_t i = 0; r.caching && i < k_.insts.size(); ++i) {
+    const Inst& inst = k_.insts[i];
+    if (inst.kind == Inst::Kind::Load && inst.space == Space::Domain && isIdentity(inst))
+      r.cached[inst.input] = true;
+  }
+  r.caching = r.caching && llvm::is_contained(r.cached, true);
+  int64_t streamed = 0;
+  std::vector<int64_t> sizes; // of the streamed elements
+  r.streaming = r.caching;
+  for (size_t in = 0; in < r.cached.size(); ++in)
+    if (r.cached[in]) {
+      streamed += k_.inputs[in].type().bytes();
+      r.streaming = r.streaming && ir::isFloat(k_.inputs[in].type().dtype);
+      sizes.push_back(ir::dtypeSize(k_.inputs[in].type().dtype));
+    }
+  for (const KernelOutput& o : k_.outputs)
+    if (o.space == Space::Domain) {
+      streamed += o.value.type().bytes();
+      r.streaming = r.streaming && ir::isFloat(k_.insts[o.inst].dtype);
+      sizes.push_back(ir::dtypeSize(k_.insts[o.inst].dtype));
+    }
+  r.streaming = r.streaming && streamed > kStreamingBytes;
+  r.ragged = ps.length % std::max<int64_t>(r.lanes, 1) != 0;
+  if (r.streaming && !r.ragged &&
+      std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) == sizes.end() &&
+      (sizes[0] == 4 || sizes[0] == 8) && r.perLane % (16 / sizes[0]) == 0)
+    r.width = 16 / sizes[0];
+  for (size_t i = 0; i < k_.insts.size() && r.width > 1; ++i) {
+    const Inst& inst = k_.insts[i];
+    ir::Shape kept = pick(inst.strides, k_.reduceAxes, true);
+    if (ps.forOutputs[i] && inst.kind == Inst::Kind::Load && inst.space == Space::Domain &&
+        !r.cached[inst.input] && ir::dtypeSize(inst.dtype) * r.width == 16 &&
+        std::all_of(kept.begin(), kept.end(), [](int64_t d) { return d == 0; }) &&
+        pick(inst.strides, k_.reduceAxes, false) == denseStrides(ps.reducedExtents))
+      r.rowVectors.push_back(static_cast<int>(i));
+  }
+  return r;
+}
+
+/// One loop over the segments of a reduction kernel: its rows loaded (cached), a
+/// pass per stage, the domain outputs, the reduced outputs. With `vectors`, the
+/// streamed rows go by RowPlan::width points (the buffers must be aligned).
+class Emitter::Segment {
+public:
+  Segment(Emitter& e, Code& c, const CudaKernel& ck, const Passes& ps, const RowPlan& rows,
+          bool vectors)
+      : e_(e), k_(e.k_), c_(c), ck_(ck), ps_(ps), rows_(rows), w_(vectors ? rows.width : 1),
+        run_(fmt::format("{} + v * {}", ps.laneStart, ps.laneStride)) {}
+
+  void emit() {
+    c_.open(fmt::format("for (idx s = {}; s < S; s += {})", ps_.unitStart, ps_.unitStride));
+    offsets();
+    if (rows_.caching)
+      loadRows();
+    for (int stage = 1; stage <= ps_.stages; ++stage)
+      reduce(stage);
+    if (ps_.domainOutputs && w_ > 1)
+      storeRuns();
+    else if (ps_.domainOutputs)
+      storePoints();
+    finish();
+    c_.close();
+  }
+
+private:
+  /// Once per segment: the segment's part of every domain load's offset. At point
+  /// (s, j) the domain's flat index is p_.
+  void offsets() {
+    p_ = ps_.contiguous
+             ? "s * L + j"
+             : plus(affine("s", ps_.keptExtents, pick(ps_.dense, k_.reduceAxes, true)),
+                    affine("j", ps_.reducedExtents, pick(ps_.dense, k_.reduceAxes, false)));
+    base_.assign(k_.insts.size(), "0");
+    for (size_t i = 0; i < k_.insts.size(); ++i) {
+      const Inst& inst = k_.insts[i];
+      if ((inst.kind != Inst::Kind::Load && !readsIndex(inst)) || inst.space != Space::Domain ||
+          e_.isIdentity(inst))
+        continue;
+      std::string offset = affine("s", ps_.keptExtents, pick(inst.strides, k_.reduceAxes, true));
+      if (offset != "0") {
+        base_[i] = fmt::format("b{}", i);
+        c_.line("const idx b{} = {};", i, offset);
+      }
+    }
+    domainIndex_ = [this](int i) {
+      const Inst& inst = k_.insts[i];
+      if (e_.isIdentity(inst))
+        return std::string("p");
+      return plus(base_[i],
+                  affine("j", ps_.reducedExtents, pick(inst.strides, k_.reduceAxes, false)));
+    };
+    load_ = [this, fromMemory = e_.loadAt(domainIndex_)](int i) {
+      const Inst& inst = k_.insts[i];
+      return inst.space == Space::Domain && rows_.cached[inst.input] && e_.isIdentity(inst)
+                 ? fmt::format("c{}[u]", inst.input)
+                 : fromMemory(i);
+    };
+  }
+
+  /// Opens (and closePoints() closes) the loop over a lane's points j of segment s.
+  void openPoints() {
+    if (!rows_.caching)
+      return c_.open(
+          fmt::format("for (idx j = {}; j < L; j += {})", ps_.laneStart, ps_.laneStride));
+    c_.line("#pragma unroll");
+    c_.open(fmt::format("for (int u = 0; u < {}; ++u)", rows_.perLane));
+    if (w_ > 1)
+      c_.line("const idx j = ({} + u / {} * {}) * {} + u % {};", ps_.laneStart, w_, ps_.laneStride,
+              w_, w_);
+    else
+      c_.line("const idx j = {} + u * {};", ps_.laneStart, ps_.laneStride);
+    if (rows_.ragged)
+      c_.open("if (j < L)");
+  }
+  void closePoints() {
+    if (rows_.caching && rows_.ragged)
+      c_.close();
+    c_.close();
+  }
+  /// Opens the loop over a lane's runs v of w_ points.
+  void openRuns() {
+    c_.line("#pragma unroll");
+    c_.open(fmt::format("for (int v = 0; v < {}; ++v)", rows_.perLane / w_));
+  }
+
+  /// The cached rows into registers.
+  void loadRows() {
+    const std::vector<bool>& cached = rows_.cached;
+    for (size_t in = 0; in < cached.size(); ++in)
+      if (cached[in])
+        c_.line("{} c{}[{}];", ctype(k_.inputs[in].type().dtype), in, rows_.perLane);
+    if (w_ > 1) {
+      openRuns();
+      for (size_t in = 0; in < cached.size(); ++in)
+        if (cached[in]) {
+          const char* vt = vectorType(k_.inputs[in].type().dtype);
+          c_.line("const {0} t{1} = __ldcs((const {0}*)(in{1} + s * L) + {2});", vt, in, run_);
+          for (int64_t e = 0; e < w_; ++e)
+            c_.line("c{0}[v * {1} + {2}] = t{0}.{3};", in, w_, e, "xyzw"[e]);
+        }
+      c_.close();
+      return;
+    }
+    openPoints();
+    for (size_t in = 0; in < cached.size(); ++in)
+      if (cached[in])
+        c_.line("{}", rows_.streaming ? fmt::format("c{0}[u] = __ldcs(in{0} + {1});", in, p_)
+                                      : fmt::format("c{0}[u] = in{0}[{1}];", in, p_));
+    closePoints();
+  }
+
+  /// A pass over the points `open` opens, computing what `needed` marks.
+  void pass(const std::vector<bool>& needed, bool writes, const std::function<void()>& open,
+            const LoadFn& load) {
+    open();
+    bool usesP = writes;
+    for (size_t i = 0; i < k_.insts.size(); ++i) {
+      const Inst& inst = k_.insts[i];
+      bool fromMemory = inst.kind == Inst::Kind::Load && !rows_.cached[inst.input];
+      usesP = usesP || (needed[i] && (fromMemory || readsIndex(inst)) &&
+                        inst.space == Space::Domain && e_.isIdentity(inst));
+    }
+    if (usesP)
+      c_.line("const idx p = {};", p_);
+    e_.body(c_, Space::Domain, needed, load, domainIndex_);
+  }
+
+  /// Stage `stage`'s pass: each lane accumulates its points in increasing j (reading
+  /// the reduced values of earlier stages), the lanes are combined, and the stage's
+  /// reduced values and reduced-space instructions follow.
+  void reduce(int stage) {
+    const std::vector<int>& now = ps_.reduces[stage];
+    for (int r : now) {
+      Accumulator a = e_.accumulator(r);
+      c_.line("{} a{} = {};", a.type, r, a.init);
+    }
+    pass(
+        ps_.forReductions[stage], false, [this] { openPoints(); }, load_);
+    for (int r : now) {
+      Accumulator a = e_.accumulator(r);
+      std::string x = val(k_.insts[r].args[0]);
+      std::string item = a.how == Accumulator::Best ? fmt::format("{}{{{}, (i64)j}}", a.type, x)
+                                                    : fmt::format("({}){}", a.type, x);
+      c_.line("a{0} = {1};", r, a.combine(fmt::format("a{}", r), item));
+    }
+    closePoints();
+    e_.combineLanes(c_, ck_.launch, now);
+    for (int r : now)
+      c_.line("const {} v{} = {};", ctype(k_.insts[r].dtype), r, e_.reducedValue(r));
+    // The reduced-space instructions of this stage (the first stage also takes those
+    // of the inputs alone).
+    std::vector<bool> ofStage(k_.insts.size(), false);
+    for (size_t i = 0; i < k_.insts.size(); ++i)
+      ofStage[i] = k_.insts[i].stage == stage || (stage == 1 && k_.insts[i].stage == 0);
+    LoadFn reducedIndex = [this](int i) {
+      return affine("s", k_.reducedShape, k_.insts[i].strides);
+    };
+    e_.body(c_, Space::Reduced, ofStage, e_.loadAt(reducedIndex), reducedIndex);
+  }
+
+  /// The domain outputs, a point at a time.
+  void storePoints() {
+    pass(
+        ps_.forOutputs, true, [this] { openPoints(); }, load_);
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      if (k_.outputs[o].space == Space::Domain) {
+        int v = k_.outputs[o].inst;
+        c_.line("{}", rows_.streaming ? fmt::format("__stcs(out{} + p, v{});", o, v)
+                                      : fmt::format("out{}[p] = v{};", o, v));
+      }
+    closePoints();
+  }
+
+  /// The domain outputs by runs of w_ points: a run's values gathered in registers,
+  /// then stored as one vector.
+  void storeRuns() {
+    const std::vector<int>& rowVectors = rows_.rowVectors;
+    LoadFn runLoad = [&](int i) {
+      if (!llvm::is_contained(rowVectors, i))
+        return load_(i);
+      return fmt::format("((const {}*)&g{})[e]", ctype(k_.insts[i].dtype), i);
+    };
+    auto openRun = [&] {
+      openRuns();
+      for (int i : rowVectors)
+        c_.line("const {0} g{1} = ((const {0}*)in{2})[{3}];", vectorType(k_.insts[i].dtype), i,
+                k_.insts[i].input, run_);
+      for (size_t o = 0; o < k_.outputs.size(); ++o)
+        if (k_.outputs[o].space == Space::Domain)
+          c_.line("{} r{}[{}];", ctype(k_.insts[k_.outputs[o].inst].dtype), o, w_);
+      c_.line("#pragma unroll");
+      c_.open(fmt::format("for (int e = 0; e < {}; ++e)", w_));
+      c_.line("const int u = v * {} + e;", w_);
+      c_.line("const idx j = ({}) * {} + e;", run_, w_);
+    };
+    pass(ps_.forOutputs, true, openRun, runLoad);
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      if (k_.outputs[o].space == Space::Domain)
+        c_.line("r{}[e] = v{};", o, k_.outputs[o].inst);
+    c_.close();
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      if (k_.outputs[o].space == Space::Domain) {
+        const char* vt = vectorType(k_.insts[k_.outputs[o].inst].dtype);
+        std::vector<std::string> parts;
+        for (int64_t e = 0; e < w_; ++e)
+          parts.push_back(fmt::format("r{}[{}]", o, e));
+        c_.line("__stcs(({0}*)(out{1} + s * L) + {2}, make_{0}({3}));", vt, o, run_,
+                fmt::join(parts, ", "));
+      }
+    c_.close();
+  }
+
+  /// Last, when every lane is done reading (an output may replace an input): the
+  /// reduced outputs.
+  void finish() {
+    using L = CudaKernel::Launch;
+    if (ck_.launch == L::BlockPerSegment)
+      c_.line("__syncthreads();");
+    else if (ck_.launch == L::WarpPerSegment)
+      c_.line("__syncwarp();");
+    if (!ps_.reducedOutputs)
+      return;
+    if (ck_.launch != L::ThreadPerSegment)
+      c_.open(fmt::format("if ({} == 0)", ps_.laneStart));
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      if (k_.outputs[o].space == Space::Reduced)
+        c_.line("out{}[s] = v{};", o, k_.outputs[o].inst);
+    if (ck_.launch != L::ThreadPerSegment)
+      c_.close();
+  }
+
+  /// float4 / double2 for the streamed f32 / f64 buffers.
+  static const char* vectorType(DType t) { return t == DType::F32 ? "float4" : "double2"; }
+
+  Emitter& e_;
+  const Kernel& k_;
+  Code& c_;
+  const CudaKernel& ck_;
+  const Passes& ps_;
+  const RowPlan& rows_;
+  int64_t w_;
+  std::string run_; ///< a run's index among the segment's vectors
+  std::string p_;
+  std::vector<std::string> base_;
+  LoadFn domainIndex_, load_;
+};
+
+void Emitter::reduction(Code& c, CudaKernel& ck) {
+  Passes ps;
+  int64_t segments = ir::numElements(k_.reducedShape);
+  ps.length = k_.segmentSize();
+  ps.contiguous = k_.segmentsContiguous();
+  using L = CudaKernel::Launch;
+  ck.launch = !ps.contiguous || ps.length <= 16 ? L::ThreadPerSegment
+              : ps.length <= 2048               ? L::WarpPerSegment
+                                                : L::BlockPerSegment;
   // A block per segment: 256 threads where a segment read in several passes fits
-  // their registers (row caching, below; on an H200, W4's layernorm at 4096 points
+  // their registers (row caching, RowPlan; on an H200, W4's layernorm at 4096 points
   // runs in 80 us with 256 threads against 88 with 512), else more for long rows.
   bool multiPass = k_.stages() > 1 ||
                    std::any_of(k_.outputs.begin(), k_.outputs.end(),
                                [](const KernelOutput& o) { return o.space == Space::Domain; });
-  ck.blockSize = ck.launch != L::BlockPerSegment                     ? 256
-                 : multiPass && length <= 256 * kCachedPointsPerLane ? 256
-                 : length >= 16384                                   ? 1024
-                                                                     : 512;
+  ck.blockSize = ck.launch != L::BlockPerSegment                        ? 256
+                 : multiPass && ps.length <= 256 * kCachedPointsPerLane ? 256
+                 : ps.length >= 16384                                   ? 1024
+                                                                        : 512;
   int64_t perBlock = ck.launch == L::ThreadPerSegment ? ck.blockSize
                      : ck.launch == L::WarpPerSegment ? ck.blockSize / 32
                                                       : 1;
   ck.gridSize = blocksFor(segments, perBlock);
 
-  // Per stage, its Reduce instructions and the domain instructions they read.
-  int stages = std::max(1, k_.stages());
-  std::vector<std::vector<int>> reduces(stages + 1);
-  std::vector<std::vector<bool>> forReductions(stages + 1,
-                                               std::vector<bool>(k_.insts.size(), false));
-  std::vector<bool> forOutputs(k_.insts.size(), false);
+  ps.stages = std::max(1, k_.stages());
+  ps.reduces.resize(ps.stages + 1);
+  ps.forReductions.assign(ps.stages + 1, std::vector<bool>(k_.insts.size(), false));
+  ps.forOutputs.assign(k_.insts.size(), false);
   for (size_t i = 0; i < k_.insts.size(); ++i)
     if (k_.insts[i].kind == Inst::Kind::Reduce) {
       int stage = k_.insts[i].stage;
-      reduces[stage].push_back(static_cast<int>(i));
-      markNeeded(k_, k_.insts[i].args[0], forReductions[stage]);
+      ps.reduces[stage].push_back(static_cast<int>(i));
+      markNeeded(k_, k_.insts[i].args[0], ps.forReductions[stage]);
     }
-  bool domainOutputs = false;
   for (const KernelOutput& o : k_.outputs)
     if (o.space == Space::Domain) {
-      markNeeded(k_, o.inst, forOutputs);
-      domainOutputs = true;
+      markNeeded(k_, o.inst, ps.forOutputs);
+      ps.domainOutputs = true;
+    } else {
+      ps.reducedOutputs = true;
     }
-
-  ir::Shape keptExtents = pick(k_.domain, k_.reduceAxes, true);
-  ir::Shape reducedExtents = pick(k_.domain, k_.reduceAxes, false);
-  ir::Shape dense = denseStrides(k_.domain);
+  ps.keptExtents = pick(k_.domain, k_.reduceAxes, true);
+  ps.reducedExtents = pick(k_.domain, k_.reduceAxes, false);
+  ps.dense = denseStrides(k_.domain);
 
   sizeParameter_ = sizeIsAParameter(std::vector<bool>(k_.insts.size(), true));
   if (sizeParameter_)
     ck.size = segments;
   else
     c.line("constexpr idx S = {}; // segments", segments);
-  c.line("constexpr idx L = {}; // points per segment", length);
+  c.line("constexpr idx L = {}; // points per segment", ps.length);
   c.open(signature(ck));
-  std::string unitStart, unitStride, laneStart, laneStride;
   switch (ck.launch) {
   case L::BlockPerSegment:
     // One array per reduction: no stage overwrites what another still reads, and
     // the barrier that ends a segment keeps the next segment's writes after it.
-    for (int stage = 1; stage <= stages; ++stage)
-      for (int r : reduces[stage])
+    for (int stage = 1; stage <= ps.stages; ++stage)
+      for (int r : ps.reduces[stage])
         c.line("__shared__ {} w{}[BS / 32];", accumulator(r).type, r);
-    unitStart = "(idx)blockIdx.x", unitStride = "(idx)gridDim.x";
-    laneStart = "(idx)threadIdx.x", laneStride = "BS";
+    ps.unitStart = "(idx)blockIdx.x", ps.unitStride = "(idx)gridDim.x";
+    ps.laneStart = "(idx)threadIdx.x", ps.laneStride = "BS";
     break;
   case L::WarpPerSegment:
-    unitStart = "((idx)blockIdx.x * BS + (idx)threadIdx.x) / 32",
-    unitStride = "(idx)gridDim.x * (BS / 32)";
-    laneStart = "(idx)(threadIdx.x & 31)", laneStride = "32";
+    ps.unitStart = "((idx)blockIdx.x * BS + (idx)threadIdx.x) / 32",
+    ps.unitStride = "(idx)gridDim.x * (BS / 32)";
+    ps.laneStart = "(idx)(threadIdx.x & 31)", ps.laneStride = "32";
     break;
   case L::ThreadPerSegment:
-    unitStart = "(idx)blockIdx.x * BS + (idx)threadIdx.x", unitStride = "(idx)gridDim.x * BS";
-    laneStart = "0", laneStride = "1";
+    ps.unitStart = "(idx)blockIdx.x * BS + (idx)threadIdx.x", ps.unitStride = "(idx)gridDim.x * BS";
+    ps.laneStart = "0", ps.laneStride = "1";
     break;
   case L::Elementwise:
     break;
   }
-  // Row caching: when the segment is read in more than one pass and a lane's
-  // share of it is a few points, each input read at every point is loaded once
-  // into the lane's registers (c<input>[u], its u-th point), all loads in flight
-  // at once, and every pass reads the registers.
-  int64_t lanes = ck.launch == L::BlockPerSegment  ? ck.blockSize
-                  : ck.launch == L::WarpPerSegment ? 32
-                                                   : 0;
-  int64_t perLane = lanes ? (length + lanes - 1) / lanes : 0;
-  std::vector<bool> cached(k_.inputs.size(), false);
-  bool caching = contiguous && multiPass && lanes && perLane <= kCachedPointsPerLane;
-  for (size_t i = 0; caching && i < k_.insts.size(); ++i) {
-    const Inst& inst = k_.insts[i];
-    if (inst.kind == Inst::Kind::Load && inst.space == Space::Domain && isIdentity(inst))
-      cached[inst.input] = true;
-  }
-  caching = caching && std::find(cached.begin(), cached.end(), true) != cached.end();
-  // Streaming: the cached rows and the domain outputs, floating point, past the L2.
-  int64_t streamed = 0;
-  bool streaming = caching;
-  for (size_t in = 0; in < cached.size(); ++in)
-    if (cached[in]) {
-      streamed += k_.inputs[in].type().bytes();
-      streaming = streaming && ir::isFloat(k_.inputs[in].type().dtype);
-    }
-  for (const KernelOutput& o : k_.outputs)
-    if (o.space == Space::Domain) {
-      streamed += o.value.type().bytes();
-      streaming = streaming && ir::isFloat(k_.insts[o.inst].dtype);
-    }
-  streaming = streaming && streamed > kStreamingBytes;
-  bool ragged = length % std::max<int64_t>(lanes, 1) != 0;
-  // Streamed rows in runs of `width` points per lane, loaded and stored 16 bytes at
-  // a time where every streamed buffer is aligned (W4 on an H200: 71 us against 76
-  // with one point per access). A lane's u-th point is point u % width of its
-  // u / width-th run.
-  int64_t width = 1;
-  if (streaming && !ragged) {
-    std::vector<int64_t> sizes;
-    for (size_t in = 0; in < cached.size(); ++in)
-      if (cached[in])
-        sizes.push_back(ir::dtypeSize(k_.inputs[in].type().dtype));
-    for (const KernelOutput& o : k_.outputs)
-      if (o.space == Space::Domain)
-        sizes.push_back(ir::dtypeSize(k_.insts[o.inst].dtype));
-    bool same =
-        std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) == sizes.end();
-    if (same && (sizes[0] == 4 || sizes[0] == 8) && perLane % (16 / sizes[0]) == 0)
-      width = 16 / sizes[0];
-  }
-  // Loads the same at every segment and contiguous along it (layernorm's g and b)
-  // are read by vectors too in the output pass's aligned runs.
-  std::vector<int> rowVectors;
-  for (size_t i = 0; i < k_.insts.size() && width > 1; ++i) {
-    const Inst& inst = k_.insts[i];
-    ir::Shape kept = pick(inst.strides, k_.reduceAxes, true);
-    if (forOutputs[i] && inst.kind == Inst::Kind::Load && inst.space == Space::Domain &&
-        !cached[inst.input] && ir::dtypeSize(inst.dtype) * width == 16 &&
-        std::all_of(kept.begin(), kept.end(), [](int64_t d) { return d == 0; }) &&
-        pick(inst.strides, k_.reduceAxes, false) == denseStrides(reducedExtents))
-      rowVectors.push_back(static_cast<int>(i));
-  }
-  // float4 / double2 for the streamed f32 / f64 buffers.
-  auto vectorType = [&](DType t) { return t == DType::F32 ? "float4" : "double2"; };
-  auto elements = [&](int64_t w) { return std::vector<const char*>{"x", "y", "z", "w"}[w]; };
-  std::string run = fmt::format("{} + v * {}", laneStart, laneStride);
-  // The loop over segments, emitted twice when the rows go by vectors: for
-  // aligned buffers, and one point at a time for the others.
-  auto segmentsLoop = [&](bool vectors) {
-    int64_t w = vectors ? width : 1;
-    c.open(fmt::format("for (idx s = {}; s < S; s += {})", unitStart, unitStride));
-    // Once per segment: the segment's part of every domain load's offset. At point
-    // (s, j) the domain's flat index is p.
-    std::string p = contiguous
-                        ? "s * L + j"
-                        : plus(affine("s", keptExtents, pick(dense, k_.reduceAxes, true)),
-                               affine("j", reducedExtents, pick(dense, k_.reduceAxes, false)));
-    std::vector<std::string> base(k_.insts.size(), "0");
-    for (size_t i = 0; i < k_.insts.size(); ++i) {
-      const Inst& inst = k_.insts[i];
-      if ((inst.kind != Inst::Kind::Load && !readsIndex(inst)) || inst.space != Space::Domain ||
-          isIdentity(inst))
-        continue;
-      std::string offset = affine("s", keptExtents, pick(inst.strides, k_.reduceAxes, true));
-      if (offset != "0") {
-        base[i] = fmt::format("b{}", i);
-        c.line("const idx b{} = {};", i, offset);
-      }
-    }
-    LoadFn domainIndex = [&](int i) {
-      const Inst& inst = k_.insts[i];
-      if (isIdentity(inst))
-        return std::string("p");
-      return plus(base[i], affine("j", reducedExtents, pick(inst.strides, k_.reduceAxes, false)));
-    };
-    LoadFn load = [&, fromMemory = loadAt(domainIndex)](int i) {
-      const Inst& inst = k_.insts[i];
-      return inst.space == Space::Domain && cached[inst.input] && isIdentity(inst)
-                 ? fmt::format("c{}[u]", inst.input)
-                 : fromMemory(i);
-    };
-    // Opens (and closes) the loop over a lane's points j of segment s.
-    auto openPoints = [&] {
-      if (!caching)
-        return c.open(fmt::format("for (idx j = {}; j < L; j += {})", laneStart, laneStride));
-      c.line("#pragma unroll");
-      c.open(fmt::format("for (int u = 0; u < {}; ++u)", perLane));
-      if (w > 1)
-        c.line("const idx j = ({} + u / {} * {}) * {} + u % {};", laneStart, w, laneStride, w, w);
-      else
-        c.line("const idx j = {} + u * {};", laneStart, laneStride);
-      if (ragged)
-        c.open("if (j < L)");
-    };
-    // Opens the loop over a lane's runs v of `w` points.
-    auto openRuns = [&] {
-      c.line("#pragma unroll");
-      c.open(fmt::format("for (int v = 0; v < {}; ++v)", perLane / w));
-    };
-    auto closePoints = [&] {
-      if (caching && ragged)
-        c.close();
-      c.close();
-    };
-    if (caching) {
-      for (size_t in = 0; in < cached.size(); ++in)
-        if (cached[in])
-          c.line("{} c{}[{}];", ctype(k_.inputs[in].type().dtype), in, perLane);
-      if (w > 1) {
-        openRuns();
-        for (size_t in = 0; in < cached.size(); ++in)
-          if (cached[in]) {
-            const char* vt = vectorType(k_.inputs[in].type().dtype);
-            c.line("const {0} t{1} = __ldcs((const {0}*)(in{1} + s * L) + {2});", vt, in, run);
-            for (int64_t e = 0; e < w; ++e)
-              c.line("c{0}[v * {1} + {2}] = t{0}.{3};", in, w, e, elements(e));
-          }
-        c.close();
-      } else {
-        openPoints();
-        for (size_t in = 0; in < cached.size(); ++in)
-          if (cached[in])
-            c.line("{}", streaming ? fmt::format("c{0}[u] = __ldcs(in{0} + {1});", in, p)
-                                   : fmt::format("c{0}[u] = in{0}[{1}];", in, p));
-        closePoints();
-      }
-    }
-    auto segmentLoop = [&](const std::vector<bool>& needed, bool writes,
-                           const std::function<void()>& open, const LoadFn& load) {
-      open();
-      bool usesP = writes;
-      for (size_t i = 0; i < k_.insts.size(); ++i) {
-        const Inst& inst = k_.insts[i];
-        bool fromMemory = inst.kind == Inst::Kind::Load && !cached[inst.input];
-        usesP = usesP || (needed[i] && (fromMemory || readsIndex(inst)) &&
-                          inst.space == Space::Domain && isIdentity(inst));
-      }
-      if (usesP)
-        c.line("const idx p = {};", p);
-      body(c, Space::Domain, needed, load, domainIndex);
-    };
-
-    // Per stage, a pass over the segment: each lane accumulates its points in
-    // increasing j (reading the reduced values of earlier stages), the lanes are
-    // combined, and the stage's reduced values and reduced-space instructions follow.
-    for (int stage = 1; stage <= stages; ++stage) {
-      const std::vector<int>& now = reduces[stage];
-      for (int r : now) {
-        Accumulator a = accumulator(r);
-        c.line("{} a{} = {};", a.type, r, a.init);
-      }
-      segmentLoop(forReductions[stage], false, openPoints, load);
-      for (int r : now) {
-        Accumulator a = accumulator(r);
-        std::string x = val(k_.insts[r].args[0]);
-        std::string item = a.how == Accumulator::Best ? fmt::format("{}{{{}, (i64)j}}", a.type, x)
-                                                      : fmt::format("({}){}", a.type, x);
-        c.line("a{0} = {1};", r, a.combine(fmt::format("a{}", r), item));
-      }
-      closePoints();
-      combineLanes(c, ck.launch, now);
-      for (int r : now)
-        c.line("const {} v{} = {};", ctype(k_.insts[r].dtype), r, reducedValue(r));
-      // The reduced-space instructions of this stage (the first stage also takes those
-      // of the inputs alone).
-      std::vector<bool> ofStage(k_.insts.size(), false);
-      for (size_t i = 0; i < k_.insts.size(); ++i)
-        ofStage[i] = k_.insts[i].stage == stage || (stage == 1 && k_.insts[i].stage == 0);
-      LoadFn reducedIndex = [&](int i) {
-        return affine("s", k_.reducedShape, k_.insts[i].strides);
-      };
-      body(c, Space::Reduced, ofStage, loadAt(reducedIndex), reducedIndex);
-    }
-
-    // Pass 2: the domain outputs. In runs of `w`: a run's values gathered in
-    // registers, then stored as one vector.
-    auto storePoints = [&] {
-      for (size_t o = 0; o < k_.outputs.size(); ++o)
-        if (k_.outputs[o].space == Space::Domain) {
-          int v = k_.outputs[o].inst;
-          c.line("{}", streaming ? fmt::format("__stcs(out{} + p, v{});", o, v)
-                                 : fmt::format("out{}[p] = v{};", o, v));
-        }
-    };
-    if (domainOutputs && w > 1) {
-      LoadFn runLoad = [&](int i) {
-        if (std::find(rowVectors.begin(), rowVectors.end(), i) == rowVectors.end())
-          return load(i);
-        return fmt::format("((const {}*)&g{})[e]", ctype(k_.insts[i].dtype), i);
-      };
-      auto openRun = [&] {
-        openRuns();
-        for (int i : rowVectors)
-          c.line("const {0} g{1} = ((const {0}*)in{2})[{3}];", vectorType(k_.insts[i].dtype), i,
-                 k_.insts[i].input, run);
-        for (size_t o = 0; o < k_.outputs.size(); ++o)
-          if (k_.outputs[o].space == Space::Domain)
-            c.line("{} r{}[{}];", ctype(k_.insts[k_.outputs[o].inst].dtype), o, w);
-        c.line("#pragma unroll");
-        c.open(fmt::format("for (int e = 0; e < {}; ++e)", w));
-        c.line("const int u = v * {} + e;", w);
-        c.line("const idx j = ({}) * {} + e;", run, w);
-      };
-      segmentLoop(forOutputs, true, openRun, runLoad);
-      for (size_t o = 0; o < k_.outputs.size(); ++o)
-        if (k_.outputs[o].space == Space::Domain)
-          c.line("r{}[e] = v{};", o, k_.outputs[o].inst);
-      c.close();
-      for (size_t o = 0; o < k_.outputs.size(); ++o)
-        if (k_.outputs[o].space == Space::Domain) {
-          const char* vt = vectorType(k_.insts[k_.outputs[o].inst].dtype);
-          std::vector<std::string> parts;
-          for (int64_t e = 0; e < w; ++e)
-            parts.push_back(fmt::format("r{}[{}]", o, e));
-          c.line("__stcs(({0}*)(out{1} + s * L) + {2}, make_{0}({3}));", vt, o, run,
-                 fmt::join(parts, ", "));
-        }
-      c.close();
-    } else if (domainOutputs) {
-      segmentLoop(forOutputs, true, openPoints, load);
-      storePoints();
-      closePoints();
-    }
-
-    // Last, when every lane is done reading (an output may replace an input).
-    bool reducedOutputs = false;
-    for (const KernelOutput& o : k_.outputs)
-      reducedOutputs = reducedOutputs || o.space == Space::Reduced;
-    if (ck.launch == L::BlockPerSegment)
-      c.line("__syncthreads();");
-    else if (ck.launch == L::WarpPerSegment)
-      c.line("__syncwarp();");
-    if (reducedOutputs) {
-      if (ck.launch != L::ThreadPerSegment)
-        c.open(fmt::format("if ({} == 0)", laneStart));
-      for (size_t o = 0; o < k_.outputs.size(); ++o)
-        if (k_.outputs[o].space == Space::Reduced)
-          c.line("out{}[s] = v{};", o, k_.outputs[o].inst);
-      if (ck.launch != L::ThreadPerSegment)
-        c.close();
-    }
-    c.close();
-  };
-  if (width == 1) {
-    segmentsLoop(false);
+  RowPlan rows = planRows(ck, ps, multiPass);
+  if (rows.width == 1) {
+    Segment(*this, c, ck, ps, rows, false).emit();
     c.close();
     return;
   }
+  // The segment loop twice: by vectors where every streamed buffer is aligned, one
+  // point at a time otherwise.
   std::vector<std::string> pointers;
-  for (size_t in = 0; in < cached.size(); ++in)
-    if (cached[in])
+  for (size_t in = 0; in < rows.cached.size(); ++in)
+    if (rows.cached[in])
       pointers.push_back(fmt::format("(u64)in{}", in));
   for (size_t o = 0; o < k_.outputs.size(); ++o)
     if (k_.outputs[o].space == Space::Domain)
       pointers.push_back(fmt::format("(u64)out{}", o));
-  for (int i : rowVectors)
+  for (int i : rows.rowVectors)
     pointers.push_back(fmt::format("(u64)in{}", k_.insts[i].input));
   c.open(fmt::format("if ((({}) & 15) == 0)", fmt::join(pointers, " | ")));
-  segmentsLoop(true);
+  Segment(*this, c, ck, ps, rows, true).emit();
   c.close();
   c.open("else");
-  segmentsLoop(false);
+  Segment(*this, c, ck, ps, rows, false).emit();
   c.close();
   c.close();
 }

@@ -9,62 +9,20 @@
 // computed source (a Source instruction: full, eye, iota) is an expression of the
 // flat index its strides give, printed the same way as a load's offset.
 //
-// A reduction kernel walks each segment once per stage (Kernel::stages): stage k's
-// pass evaluates only the domain instructions its reductions read, which may read
-// the `vN` of earlier stages' reduced values, already defined in the segment's
-// scope. Each reduction has its own shared-memory array, so a later stage never
-// overwrites what an earlier one is still reading.
-//
 //===----------------------------------------------------------------------===//
 #include "codegen/Cuda.h"
 
+#include "codegen/CudaEmitter.h"
 #include "support/Error.h"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <fmt/format.h>
-#include <functional>
 
 namespace graphc::codegen {
+namespace detail {
 namespace {
-
-/// The most points of a segment a lane keeps in registers (row caching, in
-/// Emitter::reduction).
-constexpr int64_t kCachedPointsPerLane = 16;
-/// Row-cached kernels moving more bytes than this (about an H100's or H200's L2)
-/// load their rows and store their domain outputs with evict-first hints
-/// (__ldcs, __stcs): nothing they touch would stay in the cache anyway. W4's
-/// layernorm, 268 MB: 70.6 -> 69.5 us on an H200 (docs/benchmarks.md, session 5).
-constexpr int64_t kStreamingBytes = int64_t{64} << 20;
-
-using ir::DType;
-using ir::Op;
-
-/// Element types, spelled as in the IR (typedefs at the top of every source).
-const char* ctype(DType t) {
-  return ir::dtypeName(t).data(); // a string literal
-}
-
-/// The unsigned type integer arithmetic of `t` wraps in.
-const char* utype(DType t) {
-  return t == DType::I64 ? "u64" : "u32";
-}
-
-std::string val(int i) {
-  return fmt::format("v{}", i);
-}
-
-/// Device helpers a kernel may need; each is printed once, in this order.
-enum Helper : unsigned {
-  kVec = 1,
-  kBest = 2,
-  kSigmoid = 4,
-  kFloatRem = 8,
-  kIntDiv = 16,
-  kIntRem = 32,
-  kIntPow = 64,
-};
 
 const char* kTypedefs = R"(typedef int i32;
 typedef long long i64;
@@ -158,13 +116,24 @@ __device__ T gc_pow(T base, T e, int* error, int code) {
   return "";
 }
 
-/// `x + y`, leaving out zeros.
+} // namespace
+
+const char* ctype(DType t) {
+  return ir::dtypeName(t).data(); // a string literal
+}
+
+const char* utype(DType t) {
+  return t == DType::I64 ? "u64" : "u32";
+}
+
+std::string val(int i) {
+  return fmt::format("v{}", i);
+}
+
 std::string plus(const std::string& x, const std::string& y) {
   return x == "0" ? y : y == "0" ? x : x + " + " + y;
 }
 
-/// `sum_k (var / inner_k % extents[k]) * strides[k]` for a flat index `var` over
-/// `extents` (C order), simplified; "0" when no axis contributes.
 std::string affine(llvm::StringRef var, llvm::ArrayRef<int64_t> extents,
                    llvm::ArrayRef<int64_t> strides) {
   struct Axis {
@@ -199,7 +168,6 @@ std::string affine(llvm::StringRef var, llvm::ArrayRef<int64_t> extents,
   return out;
 }
 
-/// The elements of `v` at `axes`, or at the other axes when `complement`.
 ir::Shape pick(llvm::ArrayRef<int64_t> v, llvm::ArrayRef<int64_t> axes, bool complement) {
   ir::Shape out;
   for (size_t a = 0; a < v.size(); ++a)
@@ -208,123 +176,6 @@ ir::Shape pick(llvm::ArrayRef<int64_t> v, llvm::ArrayRef<int64_t> axes, bool com
   return out;
 }
 
-/// Lines of code at an indentation depth.
-struct Code {
-  std::string text;
-  int depth = 0;
-
-  template <typename... Args> void line(fmt::format_string<Args...> f, Args&&... args) {
-    text.append(2 * depth, ' ');
-    text += fmt::format(f, std::forward<Args>(args)...);
-    text += '\n';
-  }
-  void open(const std::string& head) {
-    line("{} {{", head);
-    ++depth;
-  }
-  void close() {
-    --depth;
-    line("}}");
-  }
-};
-
-/// The running state of one reduction in a lane.
-struct Accumulator {
-  std::string type, init;
-  enum { Add, Multiply, Best } how = Add;
-  bool max = false; ///< Best: max/argmax rather than min/argmin
-
-  /// The state combining states (or items) `x` and `y`, x first.
-  std::string combine(const std::string& x, const std::string& y) const {
-    if (how == Best)
-      return fmt::format("gc_pick<{}>({}, {})", max ? "true" : "false", x, y);
-    return fmt::format("{} {} {}", x, how == Add ? "+" : "*", y);
-  }
-};
-
-class Emitter {
-public:
-  explicit Emitter(const Kernel& k) : k_(k) {
-    int64_t most = ir::numElements(k.domain);
-    for (const ir::Value& v : k.inputs)
-      most = std::max(most, v.type().numel());
-    wide_ = most > (int64_t{1} << 30);
-    for (const Inst& inst : k.insts)
-      if (inst.kind == Inst::Kind::Compute && !ir::isFloat(k.insts[inst.args[0]].dtype))
-        error_ = error_ || inst.node->op() == Op::Div || inst.node->op() == Op::Remainder ||
-                 inst.node->op() == Op::Pow;
-  }
-
-  CudaKernel emit(llvm::StringRef name);
-
-private:
-  /// How a body reads load instruction i, or the flat index of instruction i (a load
-  /// or a Source of an index): an expression.
-  using LoadFn = std::function<std::string(int)>;
-
-  std::string compute(int i);
-  /// Lines defining `vi` for Source instruction i; `index` gives its flat index.
-  void source(Code& c, int i, const LoadFn& index);
-  /// The instructions of `space` that `needed` marks; `load` reads loads, `index`
-  /// gives the flat index of index-reading sources.
-  void body(Code& c, codegen::Space space, const std::vector<bool>& needed, const LoadFn& load,
-            const LoadFn& index);
-  /// A parameter of the kernel: "const float* __restrict__ in0".
-  struct Param {
-    std::string type, name;
-    bool restrict;
-    std::string str() const;
-  };
-  std::vector<Param> parameters() const;
-  /// The signature of the body every entry point calls.
-  std::string signature(const CudaKernel& ck) const;
-  /// The kernels around the body: `name` takes one run's buffers as parameters,
-  /// runsName() a table of them (see CudaKernel::name).
-  std::string entryPoints(const CudaKernel& ck) const;
-  void elementwise(Code& c, CudaKernel& ck);
-  struct Passes;
-  struct RowPlan;
-  class Segment;
-  RowPlan planRows(const CudaKernel& ck, const Passes& ps, bool multiPass) const;
-  void reduction(Code& c, CudaKernel& ck);
-  void combineLanes(Code& c, CudaKernel::Launch launch, llvm::ArrayRef<int> reduces);
-  std::string reducedValue(int r) const;
-  Accumulator accumulator(int reduce);
-  bool isIdentity(const Inst& load) const {
-    return load.strides == denseStrides(k_.shape(load.space));
-  }
-  /// True when the loop count can be a parameter: no instruction that `needed`
-  /// marks reads a point's coordinates. Then the domain's leading extent enters the
-  /// source nowhere else (affine() gives the outermost axis no modulo, and the
-  /// segments' offsets are affine in s the same way), and one source serves every
-  /// leading extent: a chain or a row broadcast of any length, a row reduction over
-  /// any number of rows.
-  bool sizeIsAParameter(const std::vector<bool>& needed) const {
-    for (size_t i = 0; i < k_.insts.size(); ++i)
-      if (needed[i] && readsIndex(k_.insts[i]))
-        return false;
-    return true;
-  }
-  /// True for a Source instruction whose value depends on the point.
-  static bool readsIndex(const Inst& inst) {
-    return inst.kind == Inst::Kind::Source && SourceIndex::of(*inst.node).readsIndex();
-  }
-  /// `in<input>[index(i)]` for load i.
-  LoadFn loadAt(LoadFn index) const {
-    return [this, index](int i) { return fmt::format("in{}[{}]", k_.insts[i].input, index(i)); };
-  }
-
-  const Kernel& k_;
-  bool wide_ = false; ///< 64-bit indices
-  unsigned helpers_ = 0;
-  bool error_ = false; ///< some instruction may store an error code
-  /// The last parameter is the count of the kernel's loop (N points, or S segments
-  /// of a reduction): set when no instruction reads a point's coordinates, so that
-  /// the source depends on the inner extents only (see sizeIsAParameter).
-  bool sizeParameter_ = false;
-};
-
-/// Marks `inst` and what it reads in its own space (a Segment's operand is not).
 void markNeeded(const Kernel& k, int inst, std::vector<bool>& needed) {
   if (needed[inst])
     return;
@@ -332,24 +183,6 @@ void markNeeded(const Kernel& k, int inst, std::vector<bool>& needed) {
   if (k.insts[inst].kind != Inst::Kind::Segment)
     for (int a : k.insts[inst].args)
       markNeeded(k, a, needed);
-}
-
-Accumulator Emitter::accumulator(int reduce) {
-  Op op = k_.insts[reduce].node->op();
-  DType t = k_.insts[k_.insts[reduce].args[0]].dtype;
-  Accumulator a;
-  if (op == Op::Sum || op == Op::Mean || op == Op::Prod) {
-    a.type = ir::isFloat(t) ? "f64" : utype(t);
-    a.init = op == Op::Prod ? "1" : "0";
-    a.how = op == Op::Prod ? Accumulator::Multiply : Accumulator::Add;
-    return a;
-  }
-  helpers_ |= kBest;
-  a.how = Accumulator::Best;
-  a.max = op == Op::Max || op == Op::Argmax;
-  a.type = fmt::format("gc_best<{}>", ctype(t));
-  a.init = fmt::format("{{({})0, -1}}", ctype(t));
-  return a;
 }
 
 std::string Emitter::compute(int i) {
@@ -482,7 +315,7 @@ std::string Emitter::compute(int i) {
 }
 
 /// A C++ literal of double `v`, exact (non-finite values by their bits).
-std::string doubleLiteral(double v) {
+static std::string doubleLiteral(double v) {
   if (!std::isfinite(v))
     return fmt::format("__longlong_as_double(0x{:016x}ULL)", std::bit_cast<uint64_t>(v));
   std::string s = fmt::format("{}", v); // the shortest text that reads back as v
@@ -592,8 +425,6 @@ std::string Emitter::entryPoints(const CudaKernel& ck) const {
   return c.text;
 }
 
-/// Blocks for `items` work units of `perBlock` each, at most 2^20 (the loops
-/// stride over the rest).
 unsigned blocksFor(int64_t items, int64_t perBlock) {
   return static_cast<unsigned>(std::clamp<int64_t>((items + perBlock - 1) / perBlock, 1, 1 << 20));
 }
@@ -679,487 +510,6 @@ void Emitter::elementwise(Code& c, CudaKernel& ck) {
   c.close();
 }
 
-/// Combines the lanes' accumulators of `reduces` into every lane: a butterfly in
-/// each warp, then (one block per segment) the warps through shared memory.
-void Emitter::combineLanes(Code& c, CudaKernel::Launch launch, llvm::ArrayRef<int> reduces) {
-  using L = CudaKernel::Launch;
-  if (launch != L::ThreadPerSegment) {
-    c.line("#pragma unroll");
-    c.open("for (int m = 16; m > 0; m /= 2)");
-    for (int r : reduces) {
-      Accumulator a = accumulator(r);
-      std::string other = a.how == Accumulator::Best
-                              ? fmt::format("gc_shfl_xor(a{}, m)", r)
-                              : fmt::format("__shfl_xor_sync(0xffffffffu, a{}, m)", r);
-      c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), other));
-    }
-    c.close();
-  }
-  if (launch == L::BlockPerSegment) {
-    c.open("if (threadIdx.x % 32 == 0)");
-    for (int r : reduces)
-      c.line("w{0}[threadIdx.x / 32] = a{0};", r);
-    c.close();
-    c.line("__syncthreads();");
-    for (int r : reduces)
-      c.line("a{0} = w{0}[0];", r);
-    c.open("for (int w = 1; w < BS / 32; ++w)");
-    for (int r : reduces) {
-      Accumulator a = accumulator(r);
-      c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), fmt::format("w{}[w]", r)));
-    }
-    c.close();
-  }
-}
-
-/// The value of reduction `r` from its combined accumulator `a<r>`.
-std::string Emitter::reducedValue(int r) const {
-  const Inst& inst = k_.insts[r];
-  Op op = inst.node->op();
-  DType t = k_.insts[inst.args[0]].dtype;
-  const char* R = ctype(inst.dtype);
-  if (op == Op::Argmax || op == Op::Argmin)
-    return fmt::format("({})a{}.i", R, r);
-  if (op == Op::Max || op == Op::Min)
-    return fmt::format("a{}.v", r);
-  if (op == Op::Mean && ir::isFloat(t))
-    return fmt::format("({})(a{} / (f64)L)", R, r);
-  if (op == Op::Mean)
-    return fmt::format("({})((i64)({})a{} / (i64)L)", R, ctype(t), r);
-  return fmt::format("({})a{}", R, r);
-}
-
-/// What the passes over a segment of a reduction kernel compute: per stage its Reduce
-/// instructions and the domain instructions they read, the domain outputs' instructions,
-/// and the loop expressions of the launch form.
-struct Emitter::Passes {
-  int64_t length = 0;      ///< points per segment
-  bool contiguous = false; ///< segments are contiguous runs of the domain
-  int stages = 1;
-  std::vector<std::vector<int>> reduces;        ///< by stage
-  std::vector<std::vector<bool>> forReductions; ///< by stage
-  std::vector<bool> forOutputs;
-  bool domainOutputs = false, reducedOutputs = false;
-  ir::Shape keptExtents, reducedExtents, dense;
-  std::string unitStart, unitStride, laneStart, laneStride;
-};
-
-/// How a lane holds its share of a segment.
-///
-/// Row caching: when the segment is read in more than one pass and a lane's share
-/// of it is a few points, each input read at every point is loaded once into the
-/// lane's registers (c<input>[u], its u-th point), all loads in flight at once, and
-/// every pass reads the registers. Streaming: the cached rows and the domain
-/// outputs, floating point, past the L2. Vectors: streamed rows in runs of `width`
-/// points per lane, loaded and stored 16 bytes at a time where every streamed
-/// buffer is aligned (W4 on an H200: 71 us against 76 with one point per access); a
-/// lane's u-th point is then point u % width of its u / width-th run, and loads the
-/// same at every segment and contiguous along it (layernorm's g and b) are read by
-/// vectors too in the output pass.
-struct Emitter::RowPlan {
-  int64_t lanes = 0, perLane = 0;
-  std::vector<bool> cached; ///< by input
-  bool caching = false, streaming = false, ragged = false;
-  int64_t width = 1;
-  std::vector<int> rowVectors;
-};
-
-Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool multiPass) const {
-  using L = CudaKernel::Launch;
-  RowPlan r;
-  r.lanes = ck.launch == L::BlockPerSegment  ? ck.blockSize
-            : ck.launch == L::WarpPerSegment ? 32
-                                             : 0;
-  r.perLane = r.lanes ? (ps.length + r.lanes - 1) / r.lanes : 0;
-  r.cached.assign(k_.inputs.size(), false);
-  r.caching = ps.contiguous && multiPass && r.lanes && r.perLane <= kCachedPointsPerLane;
-  for (size_t i = 0; r.caching && i < k_.insts.size(); ++i) {
-    const Inst& inst = k_.insts[i];
-    if (inst.kind == Inst::Kind::Load && inst.space == Space::Domain && isIdentity(inst))
-      r.cached[inst.input] = true;
-  }
-  r.caching = r.caching && llvm::is_contained(r.cached, true);
-  int64_t streamed = 0;
-  std::vector<int64_t> sizes; // of the streamed elements
-  r.streaming = r.caching;
-  for (size_t in = 0; in < r.cached.size(); ++in)
-    if (r.cached[in]) {
-      streamed += k_.inputs[in].type().bytes();
-      r.streaming = r.streaming && ir::isFloat(k_.inputs[in].type().dtype);
-      sizes.push_back(ir::dtypeSize(k_.inputs[in].type().dtype));
-    }
-  for (const KernelOutput& o : k_.outputs)
-    if (o.space == Space::Domain) {
-      streamed += o.value.type().bytes();
-      r.streaming = r.streaming && ir::isFloat(k_.insts[o.inst].dtype);
-      sizes.push_back(ir::dtypeSize(k_.insts[o.inst].dtype));
-    }
-  r.streaming = r.streaming && streamed > kStreamingBytes;
-  r.ragged = ps.length % std::max<int64_t>(r.lanes, 1) != 0;
-  if (r.streaming && !r.ragged &&
-      std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) == sizes.end() &&
-      (sizes[0] == 4 || sizes[0] == 8) && r.perLane % (16 / sizes[0]) == 0)
-    r.width = 16 / sizes[0];
-  for (size_t i = 0; i < k_.insts.size() && r.width > 1; ++i) {
-    const Inst& inst = k_.insts[i];
-    ir::Shape kept = pick(inst.strides, k_.reduceAxes, true);
-    if (ps.forOutputs[i] && inst.kind == Inst::Kind::Load && inst.space == Space::Domain &&
-        !r.cached[inst.input] && ir::dtypeSize(inst.dtype) * r.width == 16 &&
-        std::all_of(kept.begin(), kept.end(), [](int64_t d) { return d == 0; }) &&
-        pick(inst.strides, k_.reduceAxes, false) == denseStrides(ps.reducedExtents))
-      r.rowVectors.push_back(static_cast<int>(i));
-  }
-  return r;
-}
-
-/// One loop over the segments of a reduction kernel: its rows loaded (cached), a
-/// pass per stage, the domain outputs, the reduced outputs. With `vectors`, the
-/// streamed rows go by RowPlan::width points (the buffers must be aligned).
-class Emitter::Segment {
-public:
-  Segment(Emitter& e, Code& c, const CudaKernel& ck, const Passes& ps, const RowPlan& rows,
-          bool vectors)
-      : e_(e), k_(e.k_), c_(c), ck_(ck), ps_(ps), rows_(rows), w_(vectors ? rows.width : 1),
-        run_(fmt::format("{} + v * {}", ps.laneStart, ps.laneStride)) {}
-
-  void emit() {
-    c_.open(fmt::format("for (idx s = {}; s < S; s += {})", ps_.unitStart, ps_.unitStride));
-    offsets();
-    if (rows_.caching)
-      loadRows();
-    for (int stage = 1; stage <= ps_.stages; ++stage)
-      reduce(stage);
-    if (ps_.domainOutputs && w_ > 1)
-      storeRuns();
-    else if (ps_.domainOutputs)
-      storePoints();
-    finish();
-    c_.close();
-  }
-
-private:
-  /// Once per segment: the segment's part of every domain load's offset. At point
-  /// (s, j) the domain's flat index is p_.
-  void offsets() {
-    p_ = ps_.contiguous
-             ? "s * L + j"
-             : plus(affine("s", ps_.keptExtents, pick(ps_.dense, k_.reduceAxes, true)),
-                    affine("j", ps_.reducedExtents, pick(ps_.dense, k_.reduceAxes, false)));
-    base_.assign(k_.insts.size(), "0");
-    for (size_t i = 0; i < k_.insts.size(); ++i) {
-      const Inst& inst = k_.insts[i];
-      if ((inst.kind != Inst::Kind::Load && !readsIndex(inst)) || inst.space != Space::Domain ||
-          e_.isIdentity(inst))
-        continue;
-      std::string offset = affine("s", ps_.keptExtents, pick(inst.strides, k_.reduceAxes, true));
-      if (offset != "0") {
-        base_[i] = fmt::format("b{}", i);
-        c_.line("const idx b{} = {};", i, offset);
-      }
-    }
-    domainIndex_ = [this](int i) {
-      const Inst& inst = k_.insts[i];
-      if (e_.isIdentity(inst))
-        return std::string("p");
-      return plus(base_[i],
-                  affine("j", ps_.reducedExtents, pick(inst.strides, k_.reduceAxes, false)));
-    };
-    load_ = [this, fromMemory = e_.loadAt(domainIndex_)](int i) {
-      const Inst& inst = k_.insts[i];
-      return inst.space == Space::Domain && rows_.cached[inst.input] && e_.isIdentity(inst)
-                 ? fmt::format("c{}[u]", inst.input)
-                 : fromMemory(i);
-    };
-  }
-
-  /// Opens (and closePoints() closes) the loop over a lane's points j of segment s.
-  void openPoints() {
-    if (!rows_.caching)
-      return c_.open(
-          fmt::format("for (idx j = {}; j < L; j += {})", ps_.laneStart, ps_.laneStride));
-    c_.line("#pragma unroll");
-    c_.open(fmt::format("for (int u = 0; u < {}; ++u)", rows_.perLane));
-    if (w_ > 1)
-      c_.line("const idx j = ({} + u / {} * {}) * {} + u % {};", ps_.laneStart, w_, ps_.laneStride,
-              w_, w_);
-    else
-      c_.line("const idx j = {} + u * {};", ps_.laneStart, ps_.laneStride);
-    if (rows_.ragged)
-      c_.open("if (j < L)");
-  }
-  void closePoints() {
-    if (rows_.caching && rows_.ragged)
-      c_.close();
-    c_.close();
-  }
-  /// Opens the loop over a lane's runs v of w_ points.
-  void openRuns() {
-    c_.line("#pragma unroll");
-    c_.open(fmt::format("for (int v = 0; v < {}; ++v)", rows_.perLane / w_));
-  }
-
-  /// The cached rows into registers.
-  void loadRows() {
-    const std::vector<bool>& cached = rows_.cached;
-    for (size_t in = 0; in < cached.size(); ++in)
-      if (cached[in])
-        c_.line("{} c{}[{}];", ctype(k_.inputs[in].type().dtype), in, rows_.perLane);
-    if (w_ > 1) {
-      openRuns();
-      for (size_t in = 0; in < cached.size(); ++in)
-        if (cached[in]) {
-          const char* vt = vectorType(k_.inputs[in].type().dtype);
-          c_.line("const {0} t{1} = __ldcs((const {0}*)(in{1} + s * L) + {2});", vt, in, run_);
-          for (int64_t e = 0; e < w_; ++e)
-            c_.line("c{0}[v * {1} + {2}] = t{0}.{3};", in, w_, e, "xyzw"[e]);
-        }
-      c_.close();
-      return;
-    }
-    openPoints();
-    for (size_t in = 0; in < cached.size(); ++in)
-      if (cached[in])
-        c_.line("{}", rows_.streaming ? fmt::format("c{0}[u] = __ldcs(in{0} + {1});", in, p_)
-                                      : fmt::format("c{0}[u] = in{0}[{1}];", in, p_));
-    closePoints();
-  }
-
-  /// A pass over the points `open` opens, computing what `needed` marks.
-  void pass(const std::vector<bool>& needed, bool writes, const std::function<void()>& open,
-            const LoadFn& load) {
-    open();
-    bool usesP = writes;
-    for (size_t i = 0; i < k_.insts.size(); ++i) {
-      const Inst& inst = k_.insts[i];
-      bool fromMemory = inst.kind == Inst::Kind::Load && !rows_.cached[inst.input];
-      usesP = usesP || (needed[i] && (fromMemory || readsIndex(inst)) &&
-                        inst.space == Space::Domain && e_.isIdentity(inst));
-    }
-    if (usesP)
-      c_.line("const idx p = {};", p_);
-    e_.body(c_, Space::Domain, needed, load, domainIndex_);
-  }
-
-  /// Stage `stage`'s pass: each lane accumulates its points in increasing j (reading
-  /// the reduced values of earlier stages), the lanes are combined, and the stage's
-  /// reduced values and reduced-space instructions follow.
-  void reduce(int stage) {
-    const std::vector<int>& now = ps_.reduces[stage];
-    for (int r : now) {
-      Accumulator a = e_.accumulator(r);
-      c_.line("{} a{} = {};", a.type, r, a.init);
-    }
-    pass(
-        ps_.forReductions[stage], false, [this] { openPoints(); }, load_);
-    for (int r : now) {
-      Accumulator a = e_.accumulator(r);
-      std::string x = val(k_.insts[r].args[0]);
-      std::string item = a.how == Accumulator::Best ? fmt::format("{}{{{}, (i64)j}}", a.type, x)
-                                                    : fmt::format("({}){}", a.type, x);
-      c_.line("a{0} = {1};", r, a.combine(fmt::format("a{}", r), item));
-    }
-    closePoints();
-    e_.combineLanes(c_, ck_.launch, now);
-    for (int r : now)
-      c_.line("const {} v{} = {};", ctype(k_.insts[r].dtype), r, e_.reducedValue(r));
-    // The reduced-space instructions of this stage (the first stage also takes those
-    // of the inputs alone).
-    std::vector<bool> ofStage(k_.insts.size(), false);
-    for (size_t i = 0; i < k_.insts.size(); ++i)
-      ofStage[i] = k_.insts[i].stage == stage || (stage == 1 && k_.insts[i].stage == 0);
-    LoadFn reducedIndex = [this](int i) {
-      return affine("s", k_.reducedShape, k_.insts[i].strides);
-    };
-    e_.body(c_, Space::Reduced, ofStage, e_.loadAt(reducedIndex), reducedIndex);
-  }
-
-  /// The domain outputs, a point at a time.
-  void storePoints() {
-    pass(
-        ps_.forOutputs, true, [this] { openPoints(); }, load_);
-    for (size_t o = 0; o < k_.outputs.size(); ++o)
-      if (k_.outputs[o].space == Space::Domain) {
-        int v = k_.outputs[o].inst;
-        c_.line("{}", rows_.streaming ? fmt::format("__stcs(out{} + p, v{});", o, v)
-                                      : fmt::format("out{}[p] = v{};", o, v));
-      }
-    closePoints();
-  }
-
-  /// The domain outputs by runs of w_ points: a run's values gathered in registers,
-  /// then stored as one vector.
-  void storeRuns() {
-    const std::vector<int>& rowVectors = rows_.rowVectors;
-    LoadFn runLoad = [&](int i) {
-      if (!llvm::is_contained(rowVectors, i))
-        return load_(i);
-      return fmt::format("((const {}*)&g{})[e]", ctype(k_.insts[i].dtype), i);
-    };
-    auto openRun = [&] {
-      openRuns();
-      for (int i : rowVectors)
-        c_.line("const {0} g{1} = ((const {0}*)in{2})[{3}];", vectorType(k_.insts[i].dtype), i,
-                k_.insts[i].input, run_);
-      for (size_t o = 0; o < k_.outputs.size(); ++o)
-        if (k_.outputs[o].space == Space::Domain)
-          c_.line("{} r{}[{}];", ctype(k_.insts[k_.outputs[o].inst].dtype), o, w_);
-      c_.line("#pragma unroll");
-      c_.open(fmt::format("for (int e = 0; e < {}; ++e)", w_));
-      c_.line("const int u = v * {} + e;", w_);
-      c_.line("const idx j = ({}) * {} + e;", run_, w_);
-    };
-    pass(ps_.forOutputs, true, openRun, runLoad);
-    for (size_t o = 0; o < k_.outputs.size(); ++o)
-      if (k_.outputs[o].space == Space::Domain)
-        c_.line("r{}[e] = v{};", o, k_.outputs[o].inst);
-    c_.close();
-    for (size_t o = 0; o < k_.outputs.size(); ++o)
-      if (k_.outputs[o].space == Space::Domain) {
-        const char* vt = vectorType(k_.insts[k_.outputs[o].inst].dtype);
-        std::vector<std::string> parts;
-        for (int64_t e = 0; e < w_; ++e)
-          parts.push_back(fmt::format("r{}[{}]", o, e));
-        c_.line("__stcs(({0}*)(out{1} + s * L) + {2}, make_{0}({3}));", vt, o, run_,
-                fmt::join(parts, ", "));
-      }
-    c_.close();
-  }
-
-  /// Last, when every lane is done reading (an output may replace an input): the
-  /// reduced outputs.
-  void finish() {
-    using L = CudaKernel::Launch;
-    if (ck_.launch == L::BlockPerSegment)
-      c_.line("__syncthreads();");
-    else if (ck_.launch == L::WarpPerSegment)
-      c_.line("__syncwarp();");
-    if (!ps_.reducedOutputs)
-      return;
-    if (ck_.launch != L::ThreadPerSegment)
-      c_.open(fmt::format("if ({} == 0)", ps_.laneStart));
-    for (size_t o = 0; o < k_.outputs.size(); ++o)
-      if (k_.outputs[o].space == Space::Reduced)
-        c_.line("out{}[s] = v{};", o, k_.outputs[o].inst);
-    if (ck_.launch != L::ThreadPerSegment)
-      c_.close();
-  }
-
-  /// float4 / double2 for the streamed f32 / f64 buffers.
-  static const char* vectorType(DType t) { return t == DType::F32 ? "float4" : "double2"; }
-
-  Emitter& e_;
-  const Kernel& k_;
-  Code& c_;
-  const CudaKernel& ck_;
-  const Passes& ps_;
-  const RowPlan& rows_;
-  int64_t w_;
-  std::string run_; ///< a run's index among the segment's vectors
-  std::string p_;
-  std::vector<std::string> base_;
-  LoadFn domainIndex_, load_;
-};
-
-void Emitter::reduction(Code& c, CudaKernel& ck) {
-  Passes ps;
-  int64_t segments = ir::numElements(k_.reducedShape);
-  ps.length = k_.segmentSize();
-  ps.contiguous = k_.segmentsContiguous();
-  using L = CudaKernel::Launch;
-  ck.launch = !ps.contiguous || ps.length <= 16 ? L::ThreadPerSegment
-              : ps.length <= 2048               ? L::WarpPerSegment
-                                                : L::BlockPerSegment;
-  // A block per segment: 256 threads where a segment read in several passes fits
-  // their registers (row caching, RowPlan; on an H200, W4's layernorm at 4096 points
-  // runs in 80 us with 256 threads against 88 with 512), else more for long rows.
-  bool multiPass = k_.stages() > 1 ||
-                   std::any_of(k_.outputs.begin(), k_.outputs.end(),
-                               [](const KernelOutput& o) { return o.space == Space::Domain; });
-  ck.blockSize = ck.launch != L::BlockPerSegment                        ? 256
-                 : multiPass && ps.length <= 256 * kCachedPointsPerLane ? 256
-                 : ps.length >= 16384                                   ? 1024
-                                                                        : 512;
-  int64_t perBlock = ck.launch == L::ThreadPerSegment ? ck.blockSize
-                     : ck.launch == L::WarpPerSegment ? ck.blockSize / 32
-                                                      : 1;
-  ck.gridSize = blocksFor(segments, perBlock);
-
-  ps.stages = std::max(1, k_.stages());
-  ps.reduces.resize(ps.stages + 1);
-  ps.forReductions.assign(ps.stages + 1, std::vector<bool>(k_.insts.size(), false));
-  ps.forOutputs.assign(k_.insts.size(), false);
-  for (size_t i = 0; i < k_.insts.size(); ++i)
-    if (k_.insts[i].kind == Inst::Kind::Reduce) {
-      int stage = k_.insts[i].stage;
-      ps.reduces[stage].push_back(static_cast<int>(i));
-      markNeeded(k_, k_.insts[i].args[0], ps.forReductions[stage]);
-    }
-  for (const KernelOutput& o : k_.outputs)
-    if (o.space == Space::Domain) {
-      markNeeded(k_, o.inst, ps.forOutputs);
-      ps.domainOutputs = true;
-    } else {
-      ps.reducedOutputs = true;
-    }
-  ps.keptExtents = pick(k_.domain, k_.reduceAxes, true);
-  ps.reducedExtents = pick(k_.domain, k_.reduceAxes, false);
-  ps.dense = denseStrides(k_.domain);
-
-  sizeParameter_ = sizeIsAParameter(std::vector<bool>(k_.insts.size(), true));
-  if (sizeParameter_)
-    ck.size = segments;
-  else
-    c.line("constexpr idx S = {}; // segments", segments);
-  c.line("constexpr idx L = {}; // points per segment", ps.length);
-  c.open(signature(ck));
-  switch (ck.launch) {
-  case L::BlockPerSegment:
-    // One array per reduction: no stage overwrites what another still reads, and
-    // the barrier that ends a segment keeps the next segment's writes after it.
-    for (int stage = 1; stage <= ps.stages; ++stage)
-      for (int r : ps.reduces[stage])
-        c.line("__shared__ {} w{}[BS / 32];", accumulator(r).type, r);
-    ps.unitStart = "(idx)blockIdx.x", ps.unitStride = "(idx)gridDim.x";
-    ps.laneStart = "(idx)threadIdx.x", ps.laneStride = "BS";
-    break;
-  case L::WarpPerSegment:
-    ps.unitStart = "((idx)blockIdx.x * BS + (idx)threadIdx.x) / 32",
-    ps.unitStride = "(idx)gridDim.x * (BS / 32)";
-    ps.laneStart = "(idx)(threadIdx.x & 31)", ps.laneStride = "32";
-    break;
-  case L::ThreadPerSegment:
-    ps.unitStart = "(idx)blockIdx.x * BS + (idx)threadIdx.x", ps.unitStride = "(idx)gridDim.x * BS";
-    ps.laneStart = "0", ps.laneStride = "1";
-    break;
-  case L::Elementwise:
-    break;
-  }
-  RowPlan rows = planRows(ck, ps, multiPass);
-  if (rows.width == 1) {
-    Segment(*this, c, ck, ps, rows, false).emit();
-    c.close();
-    return;
-  }
-  // The segment loop twice: by vectors where every streamed buffer is aligned, one
-  // point at a time otherwise.
-  std::vector<std::string> pointers;
-  for (size_t in = 0; in < rows.cached.size(); ++in)
-    if (rows.cached[in])
-      pointers.push_back(fmt::format("(u64)in{}", in));
-  for (size_t o = 0; o < k_.outputs.size(); ++o)
-    if (k_.outputs[o].space == Space::Domain)
-      pointers.push_back(fmt::format("(u64)out{}", o));
-  for (int i : rows.rowVectors)
-    pointers.push_back(fmt::format("(u64)in{}", k_.insts[i].input));
-  c.open(fmt::format("if ((({}) & 15) == 0)", fmt::join(pointers, " | ")));
-  Segment(*this, c, ck, ps, rows, true).emit();
-  c.close();
-  c.open("else");
-  Segment(*this, c, ck, ps, rows, false).emit();
-  c.close();
-  c.close();
-}
-
 CudaKernel Emitter::emit(llvm::StringRef name) {
   CudaKernel ck;
   ck.name = name.str();
@@ -1186,7 +536,10 @@ CudaKernel Emitter::emit(llvm::StringRef name) {
   return ck;
 }
 
-} // namespace
+} // namespace detail
+
+using detail::Emitter;
+using ir::Op;
 
 CudaKernel emitCuda(const Kernel& k, llvm::StringRef name) {
   return Emitter(k).emit(name);

@@ -1,0 +1,182 @@
+//===- codegen/CudaEmitter.h - The CUDA emitter's internals -----*- C++ -*-===//
+//
+// What codegen/Cuda.cpp (the emitter, elementwise kernels) and
+// codegen/CudaReduction.cpp (reduction kernels) share. Not part of the codegen
+// interface (codegen/Cuda.h).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/Cuda.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace graphc::codegen::detail {
+
+/// The most points of a segment a lane keeps in registers (row caching, in
+/// Emitter::reduction).
+constexpr int64_t kCachedPointsPerLane = 16;
+/// Row-cached kernels moving more bytes than this (about an H100's or H200's L2)
+/// load their rows and store their domain outputs with evict-first hints
+/// (__ldcs, __stcs): nothing they touch would stay in the cache anyway. W4's
+/// layernorm, 268 MB: 70.6 -> 69.5 us on an H200 (docs/benchmarks.md, session 5).
+constexpr int64_t kStreamingBytes = int64_t{64} << 20;
+
+using ir::DType;
+using ir::Op;
+
+/// Element types, spelled as in the IR (typedefs at the top of every source).
+const char* ctype(DType t);
+/// The unsigned type integer arithmetic of `t` wraps in.
+const char* utype(DType t);
+/// The name of instruction i's value: vN.
+std::string val(int i);
+/// `x + y`, leaving out zeros.
+std::string plus(const std::string& x, const std::string& y);
+/// `sum_k (var / inner_k % extents[k]) * strides[k]` for a flat index `var` over
+/// `extents` (C order), simplified; "0" when no axis contributes.
+std::string affine(llvm::StringRef var, llvm::ArrayRef<int64_t> extents,
+                   llvm::ArrayRef<int64_t> strides);
+/// The elements of `v` at `axes`, or at the other axes when `complement`.
+ir::Shape pick(llvm::ArrayRef<int64_t> v, llvm::ArrayRef<int64_t> axes, bool complement);
+/// Marks `inst` and what it reads in its own space (a Segment's operand is not).
+void markNeeded(const Kernel& k, int inst, std::vector<bool>& needed);
+/// Blocks for `items` work units of `perBlock` each, at most 2^20 (the loops
+/// stride over the rest).
+unsigned blocksFor(int64_t items, int64_t perBlock);
+
+/// Device helpers a kernel may need; each is printed once, in this order.
+enum Helper : unsigned {
+  kVec = 1,
+  kBest = 2,
+  kSigmoid = 4,
+  kFloatRem = 8,
+  kIntDiv = 16,
+  kIntRem = 32,
+  kIntPow = 64,
+};
+
+/// Lines of code at an indentation depth.
+struct Code {
+  std::string text;
+  int depth = 0;
+
+  template <typename... Args> void line(fmt::format_string<Args...> f, Args&&... args) {
+    text.append(2 * depth, ' ');
+    text += fmt::format(f, std::forward<Args>(args)...);
+    text += '\n';
+  }
+  void open(const std::string& head) {
+    line("{} {{", head);
+    ++depth;
+  }
+  void close() {
+    --depth;
+    line("}}");
+  }
+};
+
+/// The running state of one reduction in a lane.
+struct Accumulator {
+  std::string type, init;
+  enum { Add, Multiply, Best } how = Add;
+  bool max = false; ///< Best: max/argmax rather than min/argmin
+
+  /// The state combining states (or items) `x` and `y`, x first.
+  std::string combine(const std::string& x, const std::string& y) const {
+    if (how == Best)
+      return fmt::format("gc_pick<{}>({}, {})", max ? "true" : "false", x, y);
+    return fmt::format("{} {} {}", x, how == Add ? "+" : "*", y);
+  }
+};
+
+/// Prints one Kernel as CUDA C++ (emitCuda): the loop form, the instructions, the
+/// entry points.
+class Emitter {
+public:
+  explicit Emitter(const Kernel& k) : k_(k) {
+    int64_t most = ir::numElements(k.domain);
+    for (const ir::Value& v : k.inputs)
+      most = std::max(most, v.type().numel());
+    wide_ = most > (int64_t{1} << 30);
+    for (const Inst& inst : k.insts)
+      if (inst.kind == Inst::Kind::Compute && !ir::isFloat(k.insts[inst.args[0]].dtype))
+        error_ = error_ || inst.node->op() == Op::Div || inst.node->op() == Op::Remainder ||
+                 inst.node->op() == Op::Pow;
+  }
+
+  CudaKernel emit(llvm::StringRef name);
+
+private:
+  /// How a body reads load instruction i, or the flat index of instruction i (a load
+  /// or a Source of an index): an expression.
+  using LoadFn = std::function<std::string(int)>;
+
+  std::string compute(int i);
+  /// Lines defining `vi` for Source instruction i; `index` gives its flat index.
+  void source(Code& c, int i, const LoadFn& index);
+  /// The instructions of `space` that `needed` marks; `load` reads loads, `index`
+  /// gives the flat index of index-reading sources.
+  void body(Code& c, codegen::Space space, const std::vector<bool>& needed, const LoadFn& load,
+            const LoadFn& index);
+  /// A parameter of the kernel: "const float* __restrict__ in0".
+  struct Param {
+    std::string type, name;
+    bool restrict;
+    std::string str() const;
+  };
+  std::vector<Param> parameters() const;
+  /// The signature of the body every entry point calls.
+  std::string signature(const CudaKernel& ck) const;
+  /// The kernels around the body: `name` takes one run's buffers as parameters,
+  /// runsName() a table of them (see CudaKernel::name).
+  std::string entryPoints(const CudaKernel& ck) const;
+  void elementwise(Code& c, CudaKernel& ck);
+  // Reduction kernels (CudaReduction.cpp).
+  struct Passes;
+  struct RowPlan;
+  class Segment;
+  RowPlan planRows(const CudaKernel& ck, const Passes& ps, bool multiPass) const;
+  void reduction(Code& c, CudaKernel& ck);
+  void combineLanes(Code& c, CudaKernel::Launch launch, llvm::ArrayRef<int> reduces);
+  std::string reducedValue(int r) const;
+  Accumulator accumulator(int reduce);
+  bool isIdentity(const Inst& load) const {
+    return load.strides == denseStrides(k_.shape(load.space));
+  }
+  /// True when the loop count can be a parameter: no instruction that `needed`
+  /// marks reads a point's coordinates. Then the domain's leading extent enters the
+  /// source nowhere else (affine() gives the outermost axis no modulo, and the
+  /// segments' offsets are affine in s the same way), and one source serves every
+  /// leading extent: a chain or a row broadcast of any length, a row reduction over
+  /// any number of rows.
+  bool sizeIsAParameter(const std::vector<bool>& needed) const {
+    for (size_t i = 0; i < k_.insts.size(); ++i)
+      if (needed[i] && readsIndex(k_.insts[i]))
+        return false;
+    return true;
+  }
+  /// True for a Source instruction whose value depends on the point.
+  static bool readsIndex(const Inst& inst) {
+    return inst.kind == Inst::Kind::Source && SourceIndex::of(*inst.node).readsIndex();
+  }
+  /// `in<input>[index(i)]` for load i.
+  LoadFn loadAt(LoadFn index) const {
+    return [this, index](int i) { return fmt::format("in{}[{}]", k_.insts[i].input, index(i)); };
+  }
+
+  const Kernel& k_;
+  bool wide_ = false; ///< 64-bit indices
+  unsigned helpers_ = 0;
+  bool error_ = false; ///< some instruction may store an error code
+  /// The last parameter is the count of the kernel's loop (N points, or S segments
+  /// of a reduction): set when no instruction reads a point's coordinates, so that
+  /// the source depends on the inner extents only (see sizeIsAParameter).
+  bool sizeParameter_ = false;
+};
+
+} // namespace graphc::codegen::detail

@@ -211,6 +211,18 @@ private:
     return std::min(inner, through) < plain ? std::optional<ThroughFactor>(t) : std::nullopt;
   }
 
+  /// u, the sum of ThroughFactor's column vectors (t.offset not empty), in the new graph.
+  static Value offsetColumn(Rewriter& rw, const ThroughFactor& t) {
+    std::optional<Value> u;
+    for (const auto& [c, v] : t.offset) {
+      Value term = rw.map(v);
+      if (c != 1)
+        term = rw.apply(Op::Mul, {term, rw.full(c, term.type())});
+      u = u ? rw.apply(Op::Add, {*u, term}) : term;
+    }
+    return *u;
+  }
+
   /// ThroughFactor's product in the inner system, in the new graph.
   Value innerSystem(Rewriter& rw, const ThroughFactor& t) {
     Value f = rw.map(t.factor);
@@ -245,18 +257,12 @@ private:
     Value out = rw.apply(Op::Mul, {rw.apply(Op::Sub, {y, z}), rw.full(t.scale * a, y.type())});
     if (t.offset.empty())
       return out;
-    std::optional<Value> us; // u, times D^-1/2 when F is
-    for (const auto& [coef, v] : t.offset) {
-      Value term = rw.map(v);
-      if (coef != 1)
-        term = rw.apply(Op::Mul, {term, rw.full(coef, term.type())});
-      us = us ? rw.apply(Op::Add, {*us, term}) : term;
-    }
+    Value us = offsetColumn(rw, t); // u, times D^-1/2 when F is
     if (rootInverse)
-      us = rw.apply(Op::Mul, {*us, alongRows(rw, *rootInverse, us->type())});
+      us = rw.apply(Op::Mul, {us, alongRows(rw, *rootInverse, us.type())});
     else if (c != t.gramScale)
-      us = rw.apply(Op::Mul, {*us, rw.full(c / t.gramScale, us->type())});
-    Value q = rw.apply(Op::Matmul, {fs, *us}, Attrs{{"transpose_a", true}});
+      us = rw.apply(Op::Mul, {us, rw.full(c / t.gramScale, us.type())});
+    Value q = rw.apply(Op::Matmul, {fs, us}, Attrs{{"transpose_a", true}});
     Value zq = rw.apply(Op::Matmul, {z, q});
     if (t.scale != 1)
       zq = rw.apply(Op::Mul, {zq, rw.full(t.scale, zq.type())});
@@ -284,14 +290,7 @@ private:
         k = rw.apply(Op::Mul, {*k, rw.full(t.sigma * t.scale, k->type())});
     }
     if (!t.offset.empty()) {
-      std::optional<Value> u;
-      for (const auto& [c, v] : t.offset) {
-        Value term = rw.map(v);
-        if (c != 1)
-          term = rw.apply(Op::Mul, {term, rw.full(c, term.type())});
-        u = u ? rw.apply(Op::Add, {*u, term}) : term;
-      }
-      Value w = solveL(*u);
+      Value w = solveL(offsetColumn(rw, t));
       Value g = rw.apply(Op::Matmul, {m, w}, Attrs{{"transpose_a", true}});
       if (t.scale != 1)
         g = rw.apply(Op::Mul, {g, rw.full(t.scale, g.type())});

@@ -155,6 +155,12 @@ Extracted extract(const TraceGraph& g, llvm::ArrayRef<ir::Value> outputs, llvm::
     map[{p->id(), 0}] = dst.addParameter(p->name(), p->type(), p->loc());
     out.inputs.push_back(Leaf{std::nullopt, static_cast<int>(i)});
   }
+  // One array bound at several leaves (a tensor used by expressions recorded apart,
+  // then unified) is one parameter: the passes see one value, as in a trace.
+  auto sameView = [](const Array& a, const Array& b) {
+    return a.rawData() == b.rawData() && a.dtype() == b.dtype() && a.shape() == b.shape() &&
+           a.strides() == b.strides();
+  };
   for (auto [id, index] : leaves) {
     if (map.count({id, index}))
       continue;
@@ -166,6 +172,12 @@ Extracted extract(const TraceGraph& g, llvm::ArrayRef<ir::Value> outputs, llvm::
                               "that made it",
                               n->name(), v.type().str()),
                   n->loc());
+    auto same = llvm::find_if(out.inputs,
+                              [&](const Leaf& l) { return l.data && sameView(*l.data, *data); });
+    if (same != out.inputs.end()) {
+      map[{id, index}] = ir::Value{dst.params()[same - out.inputs.begin()], 0};
+      continue;
+    }
     map[{id, index}] =
         dst.addParameter(fmt::format("p{}", dst.params().size()), v.type(), n->loc());
     out.inputs.push_back(Leaf{*data, -1});

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
 
+#include "frontend/Trace.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 
@@ -46,6 +47,27 @@ TEST_F(Cache, EagerCodeIsLazyAndCompilesEachStructureOnce) {
   EXPECT_EQ(compiles(), before + 2) << "a new shape compiles again";
   f(Tensor(randn(DType::F32, {5}, 9))).eval();
   EXPECT_EQ(compiles(), before + 3) << "a new dtype compiles again";
+}
+
+/// One array bound at leaves of expressions recorded apart is one parameter of the
+/// graph eval() runs, as it is in a trace: the passes see one value (the EnKF's y,
+/// centered and subtracted from obs, must be one value for lower-linalg's rules).
+TEST_F(Cache, OneArrayIsOneParameter) {
+  Array ya = randn(DType::F64, {3, 2}, 5), oa = randn(DType::F64, {3, 2}, 6);
+  Tensor y(ya), o(oa);
+  Tensor diff = o - y; // recorded in o's graph, which takes a leaf for y
+  Tensor centered = y - mean(y, 1, true);
+  Tensor sum = centered + diff;
+  llvm::SmallVector<ir::Value, 4> values;
+  std::shared_ptr<detail::TraceGraph> g = detail::unify({sum}, values);
+  detail::Extracted e = detail::extract(*g, values, "eager");
+  EXPECT_EQ(e.graph->params().size(), 2u) << ir::printGraph(*e.graph);
+  std::vector<double> yv = toDoubles(ya), ov = toDoubles(oa), want(yv.size());
+  for (size_t r = 0; r < 3; ++r)
+    for (size_t c = 0; c < 2; ++c)
+      want[r * 2 + c] =
+          yv[r * 2 + c] - (yv[r * 2] + yv[r * 2 + 1]) / 2 + ov[r * 2 + c] - yv[r * 2 + c];
+  expectClose(sum.array(), want, 1e-12);
 }
 
 TEST_F(Cache, EvaluatedValuesAreReusedNotRecomputed) {

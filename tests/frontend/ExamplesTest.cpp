@@ -10,6 +10,7 @@
 #include "examples/EnKF.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "runtime/core/Compile.h"
 #include "runtime/core/Npy.h"
 
 #include <cstdio>
@@ -88,6 +89,25 @@ TEST(Examples, EnkfUpdateMatchesFloat64Loops) {
       for (int64_t k = 0; k < d; ++k)
         want[i * n + j] += cxy[i * d + k] * z[k * n + j] / s[k * d + k];
   testing::expectClose(out.array(), want, 1e-9);
+}
+
+/// At d = N the update goes through the inner N x N system (lower-linalg); in f32 it
+/// must stay as close to the graph as written, run in float64 without passes (an LU
+/// solve), as f32 allows for this conditioning.
+TEST(Examples, EnkfInFloat32MatchesTheUnoptimizedFloat64Graph) {
+  const int64_t d = 60, n = 60;
+  std::vector<Array> wide = {Array::randomNormal(DType::F64, {d, n}, 4),
+                             Array::randomNormal(DType::F64, {d, n}, 5, 0, 10),
+                             Array::randomNormal(DType::F64, {d, 1}, 6, 0, 10)};
+  std::vector<Array> single;
+  for (const Array& a : wide) {
+    std::vector<double> v = toDoubles(a);
+    single.push_back(Array::fromVector(std::vector<float>(v.begin(), v.end()), a.shape()));
+  }
+  Backend& cpu = getBackend("cpu");
+  Array want = compile(*examples::traceEnkf(d, n, DType::F64), cpu, {"none"})->run(wide)[0];
+  Array got = compile(*examples::traceEnkf(d, n, DType::F32), cpu)->run(single)[0];
+  testing::expectClose(got, toDoubles(want), 1e-3);
 }
 
 /// Runs `graphc args` through the shell; returns the exit status and stdout+stderr.

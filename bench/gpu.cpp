@@ -5,10 +5,13 @@
 // Compiles each workload of shared/WORKLOADS.md through the default pipeline on the
 // "cuda" backend, with inputs already on the device, and prints one JSON line per
 // case: the median host-timed run (each run ends with its one synchronization), the
-// compile time of the executable (kernels come from the disk cache when a previous
-// process compiled them: run twice to see cold and warm), and the relative error
-// against a float64 run on the CPU. bench/peers.py prints the peers' lines for
-// the same cases; bench/suite.py runs both and renders the tables.
+// compile time of the executable (compile() before any upload, the CUDA context
+// already made; kernels come from the disk cache when a previous process compiled
+// them: run twice to see cold and warm), and the relative error against a float64
+// run on the CPU. For the memory-bound cases (W3 at 16M, W4) a "floor" line
+// follows: a device-to-device copy moving the bytes the case reads and writes,
+// timed the same way. bench/peers.py prints the peers' lines for the same cases;
+// bench/suite.py runs both and renders the tables.
 //
 //===----------------------------------------------------------------------===//
 #include "bench/Workloads.h"
@@ -17,8 +20,11 @@
 
 #include "ir/Parser.h"
 #include "runtime/core/Compile.h"
+#include "runtime/cuda/Check.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/Device.h"
+
+#include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cmath>
@@ -60,11 +66,45 @@ struct Case {
   std::string name;
   std::unique_ptr<ir::Graph> graph, graph64; ///< the case, and its f64 twin for the reference
   std::vector<double> scales;                ///< per input: the standard deviation
-  int deferred = 0; ///< > 0: time this many enqueued runs and one finish(), per run
+  int deferred = 0;         ///< > 0: time this many enqueued runs and one finish(), per run
+  bool memoryBound = false; ///< also time the copy floor
 };
 
+/// One JSON line of shared/WORKLOADS.md's format, with `extra` fields before the
+/// closing brace.
+void printRecord(const Case& c, const std::string& system, const std::string& variant, double ms,
+                 const std::string& extra) {
+  char date[16];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  fmt::print("{{\"date\": \"{}\", \"device\": \"{}\", \"workload\": \"{}\", \"case\": \"{}\", "
+             "\"system\": \"{}\", \"variant\": \"{}\", \"median_ms\": {:.4f}{}}}\n",
+             date, cuda::deviceInfo().name, c.workload, c.name, system, variant, ms, extra);
+  std::fflush(stdout);
+}
+
+/// The median host-timed cudaMemcpyAsync of (read + written bytes) / 2 between two
+/// device buffers, synchronized: what moving the case's bytes costs at the least.
+double copyFloorMs(const OptimizedExecutable& exe, int calls) {
+  int64_t bytes = 0;
+  for (const ir::TensorType& t : exe.signature().paramTypes)
+    bytes += t.bytes();
+  for (const ir::TensorType& t : exe.signature().outputTypes)
+    bytes += t.bytes();
+  int64_t floats = bytes / 2 / 4;
+  Array from = cuda::emptyOnDevice(DType::F32, {floats}),
+        to = cuda::emptyOnDevice(DType::F32, {floats});
+  auto copy = [&] {
+    GRAPHC_CUDA_CHECK(cudaMemcpyAsync(to.rawData(), from.rawData(), floats * 4,
+                                      cudaMemcpyDeviceToDevice, nullptr));
+    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  };
+  copy();
+  return examples::medianMs(calls, copy);
+}
+
 void runCase(const Case& c, int repeats) {
-  std::vector<Array> inputs64, device;
+  std::vector<Array> inputs64;
   uint64_t seed = 1;
   for (size_t i = 0; i < c.graph64->params().size(); ++i) {
     Array a = Array::randomNormal(DType::F64, c.graph64->params()[i]->type().shape, seed++);
@@ -72,11 +112,14 @@ void runCase(const Case& c, int repeats) {
     for (double& x : v)
       x *= c.scales.empty() ? 1.0 : c.scales[i];
     inputs64.push_back(Array::fromVector(v, a.shape()));
-    device.push_back(cuda::toDevice(convert(inputs64.back(), c.graph->params()[i]->type().dtype)));
   }
   Array reference = compile(*c.graph64, getBackend("cpu"))->run(inputs64)[0];
+  cuda::emptyOnDevice(DType::F32, {1}); // the CUDA context, before the timed compile
   std::unique_ptr<OptimizedExecutable> exe;
   double compileMs = examples::timeMs([&] { exe = compile(*c.graph, getBackend("cuda")); });
+  std::vector<Array> device;
+  for (size_t i = 0; i < inputs64.size(); ++i)
+    device.push_back(cuda::toDevice(convert(inputs64[i], c.graph->params()[i]->type().dtype)));
   // Runs into device outputs allocated once: the prepared program's fast path.
   std::vector<Array> outs;
   for (const ir::TensorType& t : exe->signature().outputTypes)
@@ -99,29 +142,27 @@ void runCase(const Case& c, int repeats) {
   double ms = examples::medianMs(calls, timed) / std::max(c.deferred, 1);
   if (c.deferred)
     outs = deferredOuts.back();
-  const Array& out = outs[0];
-  char date[16];
-  std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  fmt::print("{{\"date\": \"{}\", \"device\": \"{}\", \"workload\": \"{}\", \"case\": \"{}\", "
-             "\"system\": \"graphc\", \"variant\": \"{}\", "
-             "\"median_ms\": {:.4f}, \"compile_ms\": {:.1f}, \"rel_err\": {:.2e}}}\n",
-             date, cuda::deviceInfo().name, c.workload, c.name,
-             c.deferred ? fmt::format("{} enqueued runs, one finish", c.deferred)
-                        : std::string("prepared run into device outputs"),
-             ms, compileMs,
-             relativeError(cuda::toHost(out), reference));
-  std::fflush(stdout);
+  printRecord(c, "graphc",
+              c.deferred ? fmt::format("{} enqueued runs, one finish", c.deferred)
+                         : "prepared run into device outputs",
+              ms,
+              fmt::format(", \"compile_ms\": {:.1f}, \"rel_err\": {:.2e}", compileMs,
+                          relativeError(cuda::toHost(outs[0]), reference)));
+  if (c.memoryBound)
+    printRecord(c, "floor", "device-to-device copy of the same bytes", copyFloorMs(*exe, calls),
+                "");
 }
 
 std::vector<Case> cases(const std::string& workloads) {
   std::vector<Case> out;
   auto enkf = [&](const char* w, std::string name, int64_t d, int64_t n, DType dtype) {
-    out.push_back({w, std::move(name), examples::traceEnkf(d, n, dtype),
-                   examples::traceEnkf(d, n, DType::F64), {1.0, 10.0, 10.0}});
+    out.push_back({w,
+                   std::move(name),
+                   examples::traceEnkf(d, n, dtype),
+                   examples::traceEnkf(d, n, DType::F64),
+                   {1.0, 10.0, 10.0}});
   };
-  auto text = [&](const char* w, std::string name, const std::string& f32,
-                  const std::string& f64) {
+  auto text = [&](const char* w, std::string name, const std::string& f32, const std::string& f64) {
     out.push_back({w, std::move(name), ir::parseGraph(f32), ir::parseGraph(f64), {}});
   };
   if (workloads.find("W1") != std::string::npos) {
@@ -130,19 +171,21 @@ std::vector<Case> cases(const std::string& workloads) {
   }
   if (workloads.find("W2") != std::string::npos)
     enkf("W2", "enkf_d16384_n128_f64", 16384, 128, DType::F64);
-  if (workloads.find("W3") != std::string::npos)
+  if (workloads.find("W3") != std::string::npos) {
     for (auto [name, n] : {std::pair{"chain_1024_f32_sync", int64_t{1024}},
                            std::pair{"chain_1m_f32", int64_t{1} << 20},
                            std::pair{"chain_16m_f32", int64_t{1} << 24}})
       text("W3", name, bench::chainGraph(n, "f32"), bench::chainGraph(n, "f64"));
-  if (workloads.find("W3") != std::string::npos) {
+    out.back().memoryBound = true; // at 16M
     text("W3", "chain_1024_f32_deferred_k100", bench::chainGraph(1024, "f32"),
          bench::chainGraph(1024, "f64"));
     out.back().deferred = 100;
   }
-  if (workloads.find("W4") != std::string::npos)
+  if (workloads.find("W4") != std::string::npos) {
     text("W4", "layernorm_8192x4096_f32", bench::layernormGraph(8192, 4096, "f32"),
          bench::layernormGraph(8192, 4096, "f64"));
+    out.back().memoryBound = true;
+  }
   if (workloads.find("small-op") != std::string::npos)
     text("small-op", "small_op_1024_f32", bench::addGraph(1024, "f32"),
          bench::addGraph(1024, "f64"));

@@ -28,6 +28,7 @@
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/DataMovement.h"
 #include "runtime/cuda/Device.h"
+#include "runtime/cuda/PrebuiltModules.h"
 #include "runtime/cuda/PreparedProgram.h"
 #include "runtime/cuda/RunBatch.h"
 #include "runtime/cuda/StepProfile.h"
@@ -622,13 +623,14 @@ std::unique_ptr<Backend> createCudaBackend() {
 
 } // namespace graphc::cuda
 
-/// Registers "cuda" at static-initialization time (the factory gives no backend
-/// where no device is present). Kept in every binary linking graphc_cuda through
-/// --undefined=graphc_cuda_backend_anchor.
+/// Registers "cuda" and the build's prebuilt modules at static-initialization time
+/// (the factory gives no backend where no device is present). Kept in every binary
+/// linking graphc_cuda through --undefined=graphc_cuda_backend_anchor.
 extern "C" {
 extern int graphc_cuda_backend_anchor;
 int graphc_cuda_backend_anchor = [] {
   graphc::registerBackend("cuda", [] { return graphc::cuda::createCudaBackend(); });
+  graphc::cuda::setPrebuiltTable(graphc::cuda::builtInPrebuiltTable());
   return 0;
 }();
 }

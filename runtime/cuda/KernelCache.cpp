@@ -1,6 +1,6 @@
 //===- runtime/cuda/KernelCache.cpp - Compiled kernels, kept --------------===//
 //
-// A disk cache file is
+// A disk cache file (also a record of the prebuilt table, PrebuiltModules.h) is
 //   "GRAPHCK2", u64 key size, key, u8 isCubin, u64 size, architecture,
 //   u64 size, image, u64 count, count x (u64 size, name expression, u64 size,
 //   lowered name), u64 FNV-1a of everything before it
@@ -11,6 +11,7 @@
 #include "runtime/cuda/KernelCache.h"
 
 #include "runtime/cuda/Check.h"
+#include "runtime/cuda/PrebuiltModules.h"
 #include "support/Error.h"
 
 #include <fmt/format.h>
@@ -81,6 +82,42 @@ std::string nvrtcVersionString() {
 
 } // namespace
 
+std::string encodeModule(const std::string& key, const CompiledModule& m) {
+  std::string file = kMagic;
+  putString(file, key);
+  file += m.isCubin ? '\1' : '\0';
+  putString(file, m.architecture);
+  putString(file, m.image);
+  putU64(file, m.loweredNames.size());
+  for (const auto& [expression, lowered] : m.loweredNames) {
+    putString(file, expression);
+    putString(file, lowered);
+  }
+  putU64(file, fnv1a(file));
+  return file;
+}
+
+std::optional<CompiledModule> decodeModule(llvm::StringRef file, llvm::StringRef key) {
+  if (file.size() < sizeof(uint64_t))
+    return std::nullopt;
+  llvm::StringRef body = file.drop_back(sizeof(uint64_t));
+  Reader r{file};
+  CompiledModule m;
+  bool magic = r.take(8) == kMagic;
+  bool sameKey = r.string() == key;
+  m.isCubin = r.take(1) == "\1";
+  m.architecture = r.string();
+  m.image = r.string();
+  for (uint64_t i = 0, count = r.u64(); r.ok && i < count; ++i) {
+    std::string expression = r.string();
+    m.loweredNames[expression] = r.string();
+  }
+  uint64_t sum = r.u64();
+  if (!r.ok || !magic || !sameKey || !r.data.empty() || sum != fnv1a(body) || m.image.empty())
+    return std::nullopt;
+  return m;
+}
+
 KernelCache::KernelCache() : KernelCache(Options()) {}
 
 KernelCache::KernelCache(Options options) : options_(std::move(options)) {
@@ -140,39 +177,11 @@ std::optional<CompiledModule> KernelCache::readDisk(const std::string& key) cons
     return std::nullopt;
   std::stringstream ss;
   ss << in.rdbuf();
-  std::string file = ss.str();
-  if (file.size() < sizeof(uint64_t))
-    return std::nullopt;
-  llvm::StringRef body = llvm::StringRef(file).drop_back(sizeof(uint64_t));
-  Reader r{file};
-  CompiledModule m;
-  bool magic = r.take(8) == kMagic;
-  bool sameKey = r.string() == key;
-  m.isCubin = r.take(1) == "\1";
-  m.architecture = r.string();
-  m.image = r.string();
-  for (uint64_t i = 0, count = r.u64(); r.ok && i < count; ++i) {
-    std::string expression = r.string();
-    m.loweredNames[expression] = r.string();
-  }
-  uint64_t sum = r.u64();
-  if (!r.ok || !magic || !sameKey || !r.data.empty() || sum != fnv1a(body) || m.image.empty())
-    return std::nullopt;
-  return m;
+  return decodeModule(ss.str(), key);
 }
 
 void KernelCache::writeDisk(const std::string& key, const CompiledModule& m) const {
-  std::string file = kMagic;
-  putString(file, key);
-  file += m.isCubin ? '\1' : '\0';
-  putString(file, m.architecture);
-  putString(file, m.image);
-  putU64(file, m.loweredNames.size());
-  for (const auto& [expression, lowered] : m.loweredNames) {
-    putString(file, expression);
-    putString(file, lowered);
-  }
-  putU64(file, fnv1a(file));
+  std::string file = encodeModule(key, m);
   static std::atomic<uint64_t> counter{0};
   std::string path = fmt::format("{}/{:016x}.bin", diskDir_, fnv1a(key));
   std::string temp = fmt::format("{}.tmp.{}.{}", path, getpid(), counter++);
@@ -255,7 +264,14 @@ std::shared_ptr<const LoadedKernel> KernelCache::get(const codegen::CudaKernel& 
 
 std::shared_ptr<const LoadedModule> KernelCache::getModule(const ModuleSource& m) {
   std::string id = key(m); // "graphc module ..."
-  return once(id, [&] { return std::make_shared<const LoadedModule>(compile(id, m)); });
+  return once(id, [&] {
+    if (std::optional<CompiledModule> built =
+            prebuiltModule(prebuiltKey(m, targetComputeCapability(), options_.flags))) {
+      ++prebuilt_;
+      return std::make_shared<const LoadedModule>(std::move(*built));
+    }
+    return std::make_shared<const LoadedModule>(compile(id, m));
+  });
 }
 
 Kernel LoadedModule::kernel(const std::string& name) const {
@@ -299,7 +315,7 @@ KernelCache::compileAll(llvm::ArrayRef<codegen::CudaKernel> kernels,
 }
 
 KernelCache::Stats KernelCache::stats() const {
-  return {memoryHits_.load(), diskHits_.load(), compiled_.load()};
+  return {memoryHits_.load(), diskHits_.load(), compiled_.load(), prebuilt_.load()};
 }
 
 void KernelCache::clearMemory() {

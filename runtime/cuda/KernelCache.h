@@ -25,7 +25,8 @@
 // Hand-written translation units with several (template) kernels go through
 // getModule() and the same three levels, keyed also by their name expressions,
 // whose mangled names are stored with the image (the helper kernels of
-// runtime/cuda/Library.cpp: no NVRTC in a process once the disk holds them).
+// runtime/cuda/Library.cpp). Before the disk, getModule() looks in the modules the
+// build compiled ahead (runtime/cuda/PrebuiltModules.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -77,6 +78,13 @@ struct ModuleSource {
   std::vector<std::string> nameExpressions;
 };
 
+/// One compiled module in the disk cache's file format (KernelCache.cpp), under
+/// `key`.
+std::string encodeModule(const std::string& key, const CompiledModule& m);
+/// The module encodeModule() wrote under `key` exactly; nothing when `file` is
+/// damaged or holds another key.
+std::optional<CompiledModule> decodeModule(llvm::StringRef file, llvm::StringRef key);
+
 /// Compiles, loads and keeps kernels (see the file comment).
 class KernelCache {
 public:
@@ -95,6 +103,7 @@ public:
     uint64_t memoryHits = 0; ///< found in memory (or being compiled by another caller)
     uint64_t diskHits = 0;   ///< read from the disk cache
     uint64_t compiled = 0;   ///< compiled with NVRTC
+    uint64_t prebuilt = 0;   ///< modules found in the build's table (PrebuiltModules.h)
   };
 
   /// A cache with default options.
@@ -120,8 +129,9 @@ public:
   compileAll(llvm::ArrayRef<codegen::CudaKernel> kernels,
              llvm::ArrayRef<ModuleSource> modules = {});
 
-  /// `m` compiled (with this cache's flags) and loaded, through memory, disk and
-  /// NVRTC like get(). Throws like get().
+  /// `m` compiled (with this cache's flags) and loaded, through memory, the build's
+  /// prebuilt modules (runtime/cuda/PrebuiltModules.h), disk and NVRTC. Throws like
+  /// get().
   std::shared_ptr<const LoadedModule> getModule(const ModuleSource& m);
 
   /// The counters so far.
@@ -151,7 +161,7 @@ private:
   std::string diskDir_;
   mutable std::mutex mutex_;
   std::map<std::string, Entry> entries_;
-  std::atomic<uint64_t> memoryHits_{0}, diskHits_{0}, compiled_{0};
+  std::atomic<uint64_t> memoryHits_{0}, diskHits_{0}, compiled_{0}, prebuilt_{0};
 };
 
 } // namespace graphc::cuda

@@ -46,9 +46,8 @@ int main(int argc, char** argv) {
       for (const ModuleSource& m : HelperKernels::moduleSources()) {
         std::string key = prebuiltKey(m, cc, flags);
         if (auto it = kept.find(key); it != kept.end() && decodeModule(it->second, key)) {
-          std::promise<std::string> same;
-          same.set_value(it->second.str());
-          records.push_back(same.get_future());
+          records.push_back(
+              std::async(std::launch::deferred, [r = it->second.str()] { return r; }));
           continue;
         }
         records.push_back(std::async(std::launch::async, [m, cc, flags, key] {

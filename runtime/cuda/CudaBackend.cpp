@@ -5,8 +5,8 @@
 // cuSOLVER calls, the rare steps that run on the host, the constants, and where each
 // step finds its buffers in a run.
 //
-// A run happens on a lane: a stream with its own library handles and workspace,
-// the plan's slots, and the run's check words (library info words and kernel error
+// A run happens on a lane: a stream with its own library handles and workspace
+// (made only when the program calls cuBLAS or cuSOLVER), the plan's slots, and the run's check words (library info words and kernel error
 // words, zeroed at the start of a run and copied at its end into a pinned ring the
 // host reads after waiting). Lanes are made once and kept: run() takes an idle one
 // (concurrent callers get lanes of their own), enqueue() uses the deferred lane,
@@ -106,7 +106,7 @@ public:
       profile_ = std::make_unique<StepProfile>(g.name(), std::move(names));
     }
     idle_.push_back(std::make_unique<Lane>(*this));
-    prepared_.uploadConstants(*idle_.back()->library);
+    prepared_.uploadConstants(pool_, idle_.back()->stream);
   }
 
   ~CudaExecutable() override {
@@ -254,7 +254,8 @@ private:
   struct Lane {
     explicit Lane(const CudaExecutable& exe)
         : ring(exe.prepared_.checkWords() * (exe.prepared_.checkWords() ? kRingRuns : 0)) {
-      library.emplace(0, stream);
+      if (exe.prepared_.callsLibrary())
+        library.emplace(0, stream);
       for (const PreparedStep& p : exe.prepared_.steps())
         if (p.how == PreparedStep::How::Library)
           library->reserve(*p.step->nodes.front());
@@ -271,7 +272,7 @@ private:
 
     OwnedStream stream;
     OwnedEvent callerReady, runDone; ///< order runs on a caller's stream
-    std::optional<LibraryContext> library;
+    std::optional<LibraryContext> library; ///< when the program calls the libraries
     std::vector<DeviceBuffer> slots, staging;
     DeviceBuffer checks;
     PinnedInts ring;                    ///< kRingRuns runs' check words

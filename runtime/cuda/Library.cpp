@@ -794,22 +794,23 @@ void LibraryContext::run(const ir::Node& n, llvm::ArrayRef<const void*> inputs,
   });
 }
 
-bool LibraryContext::materialize(const ir::Node& n, void* out) {
+bool LibraryContext::materialize(const ir::Node& n, void* out, int device, cudaStream_t stream) {
   const ir::TensorType& t = n.type();
   if ((n.op() != Op::Full && (n.op() != Op::Eye || t.shape.size() < 2)) || !ir::isFloat(t.dtype))
     return false;
   if (t.numel() == 0)
     return true;
-  ScopedDevice on(device_);
+  ScopedDevice on(device);
+  const HelperKernels& kernels = HelperKernels::forCurrentDevice();
   const char* type = t.dtype == ir::DType::F32 ? "float" : "double";
   int64_t count = t.numel();
-  auto config = LaunchConfig::linear(count, 256, stream_);
+  auto config = LaunchConfig::linear(count, 256, stream);
   if (n.op() == Op::Full) {
     double value = n.attrs().getFloat("value");
-    (*kernels_)[fmt::format("fill<{}>", type)].launch(config, {&count, &value, &out});
+    kernels[fmt::format("fill<{}>", type)].launch(config, {&count, &value, &out});
   } else {
     Matrices m(t);
-    (*kernels_)[fmt::format("eye<{}>", type)].launch(config, {&m.batch, &m.rows, &m.cols, &out});
+    kernels[fmt::format("eye<{}>", type)].launch(config, {&m.batch, &m.rows, &m.cols, &out});
   }
   return true;
 }

@@ -80,10 +80,11 @@ public:
            int* deviceInfo);
 
   /// Enqueues the value of the source node `n` into the dense device buffer `out`
-  /// when `n` is a full or an eye of f32/f64 (a constant made on the device, not
-  /// computed on the host and copied); returns false, enqueuing nothing, for other
-  /// nodes.
-  bool materialize(const ir::Node& n, void* out);
+  /// on `stream` of `device` when `n` is a full or an eye of f32/f64 (a constant
+  /// made on the device, not computed on the host and copied); returns false,
+  /// enqueuing nothing, for other nodes. Needs no LibraryContext: a program without
+  /// library calls makes no cuBLAS or cuSOLVER handles.
+  static bool materialize(const ir::Node& n, void* out, int device, cudaStream_t stream);
 
   /// Decodes infoCount(n) ints copied back from run()'s `deviceInfo`: nullopt when
   /// every batch item succeeded, otherwise the CPU backend's message for the first

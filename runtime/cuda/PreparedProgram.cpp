@@ -277,20 +277,23 @@ void PreparedProgram::planBindings() {
   }
 }
 
-void PreparedProgram::uploadConstants(LibraryContext& library) {
+void PreparedProgram::uploadConstants(DevicePool& pool, cudaStream_t stream) {
   auto& cpu = getBackend("cpu-unfused");
   for (const ir::Node* c : program_.constants()) {
-    constants_.emplace_back(DevicePool::forDevice(library.device()),
-                            std::max<int64_t>(c->type().bytes(), 1), library.stream());
-    if (library.materialize(*c, constants_.back().data()))
+    constants_.emplace_back(pool, std::max<int64_t>(c->type().bytes(), 1), stream);
+    if (LibraryContext::materialize(*c, constants_.back().data(), pool.device(), stream))
       continue;
     HostStep h{graphOfNode(*c), nullptr};
     Array host = cpu.compile(*h.graph)->run({})[0];
     copyAsync(constants_.back().data(), host.rawData(), c->type().bytes(), cudaMemcpyHostToDevice,
-              library.stream());
-    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(library.stream())); // `host` dies here
+              stream);
+    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream)); // `host` dies here
   }
-  GRAPHC_CUDA_CHECK(cudaStreamSynchronize(library.stream()));
+  GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+bool PreparedProgram::callsLibrary() const {
+  return llvm::any_of(steps_, [](const PreparedStep& p) { return p.how == PreparedStep::How::Library; });
 }
 
 std::string PreparedProgram::hows() const {

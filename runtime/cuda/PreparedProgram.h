@@ -96,9 +96,11 @@ public:
   PreparedProgram(const PreparedProgram&) = delete;
   PreparedProgram& operator=(const PreparedProgram&) = delete;
 
-  /// Makes the constants on the device through `library`'s stream (fills and
-  /// identities on the device, others on the host); synchronous.
-  void uploadConstants(LibraryContext& library);
+  /// Makes the constants in `pool`'s memory on `stream` (fills and identities on
+  /// the device, others on the host); synchronous.
+  void uploadConstants(DevicePool& pool, cudaStream_t stream);
+  /// True when a step is a cuBLAS or cuSOLVER call (a lane then needs a LibraryContext).
+  bool callsLibrary() const;
   /// Gives the constants' memory back (before the stream they were made on goes).
   void releaseConstants() { constants_.clear(); }
 

@@ -82,6 +82,27 @@ TEST(CudaBackend, ComputedSourcesMatchTheUnfusedCpu) {
   }
 }
 
+/// Sources the caller or a lone data-movement step reads are made once per
+/// executable (fills and identities by a kernel, others on the host and copied), in
+/// a program that calls no library: its lanes make no cuBLAS or cuSOLVER handles.
+TEST(CudaBackend, ProgramConstantsMatchTheCpu) {
+  GRAPHC_REQUIRE_GPU();
+  for (const char* dtype : {"f64", "f32"}) {
+    std::string text = fmt::format(R"(
+graph @consts(%x: {0}[3,5]) {{
+  %e = eye : {0}[5,5]
+  %f = full {{value=2.5}} : {0}[3,5]
+  %i = iota {{axis=1}} : {0}[3,5]
+  %t = transpose %i {{perm=[1,0]}}
+  %y = add %x, %f
+  return %e, %f, %t, %y
+}})",
+                                   dtype);
+    for (const char* passes : {"", "none"})
+      expectSameAsCpu(*ir::parseGraph(text), 7, passes);
+  }
+}
+
 TEST(CudaBackend, DeviceInputsGiveDeviceOutputs) {
   GRAPHC_REQUIRE_GPU();
   auto g = ir::parseGraph(testing::readSourceFile("examples/enkf_small.gir"));

@@ -211,12 +211,20 @@ private:
         operands.push_back(value(run, v));
       Arrays results = runNode(p.nodes[i], operands);
       for (unsigned r = 0; r < results.size(); ++r) {
-        // Arrays are written in place later: never keep one sharing an operand's memory.
+        // Slots are written again later: never keep a view into an operand's memory
+        // (a slice starts inside it).
         bool shares = std::any_of(operands.begin(), operands.end(),
-                                  [&](const Array& a) { return a.rawData() == results[r].rawData(); });
+                                  [&](const Array& a) { return viewsInto(results[r], a); });
         bind(run, Value{const_cast<ir::Node*>(&n), r}, shares ? results[r].clone() : results[r]);
       }
     }
+  }
+
+  /// True when `r` views memory of the dense array `a`.
+  static bool viewsInto(const Array& r, const Array& a) {
+    const char* p = static_cast<const char*>(r.rawData());
+    const char* begin = static_cast<const char*>(a.rawData());
+    return r.sharesBufferWith(a) || (p >= begin && p < begin + a.type().bytes());
   }
 
   std::unique_ptr<ir::Graph> graph_;

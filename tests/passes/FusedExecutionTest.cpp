@@ -19,6 +19,7 @@
 #include "support/RandomGraph.h"
 #include "tests/codegen/KernelCases.h"
 
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -85,6 +86,22 @@ void expectSameAsUnfused(const ir::Graph& g, uint64_t seed, const std::string& p
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i)
     EXPECT_EQ(testing::relativeDifference(got[i], want[i]), 0.0) << "output " << i;
+}
+
+/// A lone slice starting inside its operand is copied out of the operand's slot,
+/// which the next step reuses (it was a view into it, and the output changed).
+TEST(FusedExecution, ALoneSliceOutlivesTheSlotOfItsOperand) {
+  auto g = ir::parseGraph(R"(
+graph @r(%x: f32[4,4]) {
+  %0 = iota {axis=0} : f64[2,2,2]
+  %1 = exp %0 : f64[2,2,2]
+  %s = slice %1 {start=[0,0,1], stop=[1,1,2]} : f64[1,1,1]
+  %m = mean %x {axes=[0], keepdims} : f32[1,4]
+  return %m, %s
+})");
+  expectSameAsUnfused(*g, 3);
+  std::vector<Array> out = compile(*g, getBackend("cpu"), {"none"})->run(testing::randomInputs(*g, 3));
+  EXPECT_EQ(out[1].toVector<double>(), std::vector<double>{1.0}); // exp(0)
 }
 
 TEST(FusedExecution, ExampleGraphsF64AndF32) {

@@ -112,6 +112,50 @@ __device__ T gc_pow(T base, T e, int* error, int code) {
   return (T)r;
 }
 )";
+  case kMoments:
+    return R"(// var: the count n of a lane's points and the sums s1, s2 of their deviations
+// from a shift k (its first point) and of their squares; centered (gc_center), k
+// is their mean and s2 the sum of squared deviations from it, the form states merge
+// in (Chan, Golub and LeVeque).
+struct gc_moments { f64 n, k, s1, s2; };
+__device__ __forceinline__ gc_moments gc_push(gc_moments a, f64 x) {
+  if (a.n == 0) a.k = x;
+  const f64 d = x - a.k;
+  return {a.n + 1, a.k, a.s1 + d, a.s2 + d * d};
+}
+__device__ __forceinline__ gc_moments gc_center(gc_moments a) {
+  if (a.n == 0) return a;
+  const f64 d = a.s1 / a.n;
+  return {a.n, a.k + d, 0, a.s2 - a.s1 * d};
+}
+__device__ __forceinline__ gc_moments gc_merge(gc_moments a, gc_moments b) {
+  if (b.n == 0) return a;
+  if (a.n == 0) return b;
+  const f64 n = a.n + b.n, d = b.k - a.k, f = b.n / n;
+  return {n, a.k + d * f, 0, a.s2 + b.s2 + d * d * a.n * f};
+}
+// b (mean bk, squares bs2) holds as many points as a: no division.
+__device__ __forceinline__ gc_moments gc_merge_even(gc_moments a, f64 bk, f64 bs2) {
+  const f64 d = bk - a.k;
+  return {a.n + a.n, (a.k + bk) * 0.5, 0, a.s2 + bs2 + d * d * (a.n * 0.5)};
+}
+__device__ __forceinline__ gc_moments gc_shfl_xor(gc_moments a, int m) {
+  return {__shfl_xor_sync(0xffffffffu, a.n, m), __shfl_xor_sync(0xffffffffu, a.k, m), 0,
+          __shfl_xor_sync(0xffffffffu, a.s2, m)};
+}
+// The warps' states w[0..W), W a power of two, merged pairwise.
+template <int W, bool Even> __device__ __forceinline__ gc_moments gc_merge_warps(const gc_moments* w) {
+  gc_moments t[W];
+  #pragma unroll
+  for (int i = 0; i < W; ++i) t[i] = w[i];
+  #pragma unroll
+  for (int h = 1; h < W; h *= 2)
+    #pragma unroll
+    for (int i = 0; i < W; i += 2 * h)
+      t[i] = Even ? gc_merge_even(t[i], t[i + h].k, t[i + h].s2) : gc_merge(t[i], t[i + h]);
+  return t[0];
+}
+)";
   }
   return "";
 }
@@ -526,7 +570,7 @@ CudaKernel Emitter::emit(llvm::StringRef name) {
                    : k_.hasReduction() ? ", S segments (a parameter)"
                                        : ", N points (a parameter)");
   s += kTypedefs;
-  for (unsigned h = 1; h <= kIntPow; h <<= 1)
+  for (unsigned h = 1; h <= kMoments; h <<= 1)
     if (helpers_ & h)
       s += helperText(static_cast<Helper>(h));
   s +=

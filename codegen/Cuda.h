@@ -33,7 +33,11 @@
 // a compile-time constant of the source and must be CudaKernel::blockSize.
 //
 // Numerics. Floating-point sums, means and products accumulate in double (as the
-// CPU does), combined in a fixed tree: results are the same run to run. max, min,
+// CPU does), combined in a fixed tree: results are the same run to run. var keeps
+// each lane's count and sums of deviations from its first point (no division per
+// point), then merges lanes' centered moments pairwise (Chan, Golub and LeVeque;
+// halves of equal count without a division): the CPU's two passes in double to
+// about 1e-16 relative, so f32 results agree but for rare roundings. max, min,
 // argmax and argmin carry (value, position) pairs, so NaN wins and ties keep the
 // first position, exactly as the CPU. Integer arithmetic wraps (done in unsigned).
 // The source is compiled without FMA contraction (runtime/cuda/KernelCache.h), so

@@ -58,6 +58,7 @@ enum Helper : unsigned {
   kIntDiv = 16,
   kIntRem = 32,
   kIntPow = 64,
+  kMoments = 128,
 };
 
 /// Lines of code at an indentation depth.
@@ -83,14 +84,24 @@ struct Code {
 /// The running state of one reduction in a lane.
 struct Accumulator {
   std::string type, init;
-  enum { Add, Multiply, Best } how = Add;
+  enum { Add, Multiply, Best, Moments } how = Add;
   bool max = false; ///< Best: max/argmax rather than min/argmin
 
-  /// The state combining states (or items) `x` and `y`, x first.
+  /// The state combining states `x` and `y` (centered moments), x first.
   std::string combine(const std::string& x, const std::string& y) const {
     if (how == Best)
       return fmt::format("gc_pick<{}>({}, {})", max ? "true" : "false", x, y);
+    if (how == Moments)
+      return fmt::format("gc_merge({}, {})", x, y);
     return fmt::format("{} {} {}", x, how == Add ? "+" : "*", y);
+  }
+  /// The state `x` with item `y` (at point j) added.
+  std::string push(const std::string& x, const std::string& y) const {
+    if (how == Best)
+      return combine(x, fmt::format("{}{{{}, (i64)j}}", type, y));
+    if (how == Moments)
+      return fmt::format("gc_push({}, (f64){})", x, y);
+    return combine(x, fmt::format("({}){}", type, y));
   }
 };
 
@@ -142,7 +153,9 @@ private:
   class Segment;
   RowPlan planRows(const CudaKernel& ck, const Passes& ps, bool multiPass) const;
   void reduction(Code& c, CudaKernel& ck);
-  void combineLanes(Code& c, CudaKernel::Launch launch, llvm::ArrayRef<int> reduces);
+  /// `even`: every lane holds as many points (var's moments then merge in equal
+  /// halves, with no division).
+  void combineLanes(Code& c, CudaKernel::Launch launch, bool even, llvm::ArrayRef<int> reduces);
   std::string reducedValue(int r) const;
   Accumulator accumulator(int reduce);
   bool isIdentity(const Inst& load) const {

@@ -23,6 +23,13 @@ Accumulator Emitter::accumulator(int reduce) {
     a.how = op == Op::Prod ? Accumulator::Multiply : Accumulator::Add;
     return a;
   }
+  if (op == Op::Var) {
+    helpers_ |= kMoments;
+    a.how = Accumulator::Moments;
+    a.type = "gc_moments";
+    a.init = "{0, 0, 0, 0}";
+    return a;
+  }
   helpers_ |= kBest;
   a.how = Accumulator::Best;
   a.max = op == Op::Max || op == Op::Argmax;
@@ -32,15 +39,28 @@ Accumulator Emitter::accumulator(int reduce) {
 }
 
 /// Combines the lanes' accumulators of `reduces` into every lane: a butterfly in
-/// each warp, then (one block per segment) the warps through shared memory.
-void Emitter::combineLanes(Code& c, CudaKernel::Launch launch, llvm::ArrayRef<int> reduces) {
+/// each warp, then (one block per segment) the warps through shared memory. var's
+/// moments are centered first and merge in equal halves where the lanes are `even`.
+void Emitter::combineLanes(Code& c, CudaKernel::Launch launch, bool even,
+                           llvm::ArrayRef<int> reduces) {
   using L = CudaKernel::Launch;
+  std::vector<int> moments, others;
+  for (int r : reduces)
+    (accumulator(r).how == Accumulator::Moments ? moments : others).push_back(r);
+  for (int r : moments)
+    c.line("a{0} = gc_center(a{0});", r);
   if (launch != L::ThreadPerSegment) {
     c.line("#pragma unroll");
     c.open("for (int m = 16; m > 0; m /= 2)");
     for (int r : reduces) {
       Accumulator a = accumulator(r);
-      std::string other = a.how == Accumulator::Best
+      if (a.how == Accumulator::Moments && even) {
+        c.line("a{0} = gc_merge_even(a{0}, __shfl_xor_sync(0xffffffffu, a{0}.k, m), "
+               "__shfl_xor_sync(0xffffffffu, a{0}.s2, m));",
+               r);
+        continue;
+      }
+      std::string other = a.how == Accumulator::Best || a.how == Accumulator::Moments
                               ? fmt::format("gc_shfl_xor(a{}, m)", r)
                               : fmt::format("__shfl_xor_sync(0xffffffffu, a{}, m)", r);
       c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), other));
@@ -53,10 +73,14 @@ void Emitter::combineLanes(Code& c, CudaKernel::Launch launch, llvm::ArrayRef<in
       c.line("w{0}[threadIdx.x / 32] = a{0};", r);
     c.close();
     c.line("__syncthreads();");
-    for (int r : reduces)
+    for (int r : moments)
+      c.line("a{0} = gc_merge_warps<BS / 32, {1}>(w{0});", r, even);
+    for (int r : others)
       c.line("a{0} = w{0}[0];", r);
+    if (others.empty())
+      return;
     c.open("for (int w = 1; w < BS / 32; ++w)");
-    for (int r : reduces) {
+    for (int r : others) {
       Accumulator a = accumulator(r);
       c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), fmt::format("w{}[w]", r)));
     }
@@ -74,6 +98,8 @@ std::string Emitter::reducedValue(int r) const {
     return fmt::format("({})a{}.i", R, r);
   if (op == Op::Max || op == Op::Min)
     return fmt::format("a{}.v", r);
+  if (op == Op::Var)
+    return fmt::format("({})(a{}.s2 / (f64)L)", R, r);
   if (op == Op::Mean && ir::isFloat(t))
     return fmt::format("({})(a{} / (f64)L)", R, r);
   if (op == Op::Mean)
@@ -231,11 +257,12 @@ private:
           fmt::format("for (idx j = {}; j < L; j += {})", ps_.laneStart, ps_.laneStride));
     c_.line("#pragma unroll");
     c_.open(fmt::format("for (int u = 0; u < {}; ++u)", rows_.perLane));
+    // A pass over registers may not read the point's index.
     if (w_ > 1)
-      c_.line("const idx j = ({} + u / {} * {}) * {} + u % {};", ps_.laneStart, w_, ps_.laneStride,
-              w_, w_);
+      c_.line("[[maybe_unused]] const idx j = ({} + u / {} * {}) * {} + u % {};", ps_.laneStart, w_,
+              ps_.laneStride, w_, w_);
     else
-      c_.line("const idx j = {} + u * {};", ps_.laneStart, ps_.laneStride);
+      c_.line("[[maybe_unused]] const idx j = {} + u * {};", ps_.laneStart, ps_.laneStride);
     if (rows_.ragged)
       c_.open("if (j < L)");
   }
@@ -303,15 +330,11 @@ private:
     }
     pass(
         ps_.forReductions[stage], false, [this] { openPoints(); }, load_);
-    for (int r : now) {
-      Accumulator a = e_.accumulator(r);
-      std::string x = val(k_.insts[r].args[0]);
-      std::string item = a.how == Accumulator::Best ? fmt::format("{}{{{}, (i64)j}}", a.type, x)
-                                                    : fmt::format("({}){}", a.type, x);
-      c_.line("a{0} = {1};", r, a.combine(fmt::format("a{}", r), item));
-    }
+    for (int r : now)
+      c_.line("a{0} = {1};", r,
+              e_.accumulator(r).push(fmt::format("a{}", r), val(k_.insts[r].args[0])));
     closePoints();
-    e_.combineLanes(c_, ck_.launch, now);
+    e_.combineLanes(c_, ck_.launch, rows_.lanes && ps_.length % rows_.lanes == 0, now);
     for (int r : now)
       c_.line("const {} v{} = {};", ctype(k_.insts[r].dtype), r, e_.reducedValue(r));
     // The reduced-space instructions of this stage (the first stage also takes those

@@ -63,10 +63,12 @@ Tensor triu(const Tensor& m, int64_t k = 0, SrcLoc loc = SrcLoc::current());
 /// Keeps elements on and below diagonal k (zeroes the rest).
 Tensor tril(const Tensor& m, int64_t k = 0, SrcLoc loc = SrcLoc::current());
 
-// Reductions: name, ir::Op. argmax/argmin return i64 indices.
+// Reductions: name, ir::Op. argmax/argmin return i64 indices; var is the population
+// variance (divisor: the count).
 #define GRAPHC_FRONTEND_REDUCE_OPS(X)                                                              \
   X(sum, Sum)                                                                                      \
   X(mean, Mean)                                                                                    \
+  X(var, Var)                                                                                      \
   X(max, Max)                                                                                      \
   X(min, Min)                                                                                      \
   X(prod, Prod)                                                                                    \

@@ -54,6 +54,7 @@ bool needsFloat(Op op) {
   case Op::Round:
   case Op::Atan2:
   case Op::Mean:
+  case Op::Var:
     return true;
   default:
     return false;

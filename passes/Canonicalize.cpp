@@ -56,6 +56,27 @@ std::optional<double> foldFloat(Op op, double a, double b) {
   }
 }
 
+/// var(x) with the mean's `attrs` when `squares` is square(x - broadcast_to(m)) (or
+/// d * d) and m = mean(x) over the same axes with keepdims: the variance as one
+/// reduction, computed in double from x (docs/ops.md), rather than a mean of
+/// squares of deviations from a rounded mean, and one pass over x instead of two.
+std::optional<Value> asVariance(Rewriter& rw, const Attrs& attrs, Value squares) {
+  const Node& s = *squares.node;
+  if (s.op() != Op::Square && (s.op() != Op::Mul || s.operand(0) != s.operand(1)))
+    return std::nullopt;
+  const Node& d = *s.operand(0).node;
+  if (d.op() != Op::Sub)
+    return std::nullopt;
+  Value x = d.operand(0), m = d.operand(1);
+  if (m.node->op() == Op::BroadcastTo)
+    m = m.node->operand(0);
+  const Node& mean = *m.node;
+  if (mean.op() != Op::Mean || mean.operand(0) != x || !mean.attrs().flag("keepdims") ||
+      mean.attrs().getInts("axes") != attrs.getInts("axes"))
+    return std::nullopt;
+  return rw.apply(Op::Var, {x}, attrs);
+}
+
 bool isMatrixTranspose(Value v) {
   bool flipped;
   peelMatrixTranspose(v, flipped);
@@ -155,6 +176,8 @@ private:
     case Op::Mean:
       if (attrs.getInts("axes").empty())
         return xs[0];
+      if (n.op() == Op::Mean)
+        return asVariance(rw, attrs, xs[0]);
       break;
     case Op::Transpose:
       return simplifyTranspose(rw, attrs.getInts("perm"), xs[0]);

@@ -161,9 +161,10 @@ struct FusedKernel::Scratch {
   std::vector<const void*> data;              ///< per instruction: the current block
   std::vector<int64_t> offsets, segment, position;
   /// Per reduce instruction and segment of the chunk: the running sum or product
-  /// (double for floats, the wrapped integer otherwise), or the extreme so far.
+  /// (double for floats, the wrapped integer otherwise), or the extreme so far; for
+  /// var, the sum, then (a second sweep) the squared deviations from the mean.
   struct Accumulator {
-    std::vector<double> f;
+    std::vector<double> f, mean, squares;
     std::vector<int64_t> i, best;
     std::vector<uint8_t> seen;
   };
@@ -177,12 +178,16 @@ FusedKernel::FusedKernel(codegen::Kernel kernel) : k_(std::move(kernel)) {
   forDomainOutputs_.assign(n, false);
   forStage_.assign(k_.stages(), std::vector<bool>(n, false));
   reducedAtStage_ = forStage_;
+  varAtStage_.assign(k_.stages(), false);
   for (size_t i = 0; i < n; ++i) {
     const Inst& inst = k_.insts[i];
     if (inst.space == Space::Reduced) // stage-0 values (loads) with the first stage's
       reducedAtStage_[std::max(inst.stage, 1) - 1][i] = true;
-    if (inst.kind == Inst::Kind::Reduce)
+    if (inst.kind == Inst::Kind::Reduce) {
       markNeeded(k_, inst.args[0], forStage_[inst.stage - 1]);
+      if (inst.node->op() == Op::Var)
+        varAtStage_[inst.stage - 1] = true;
+    }
   }
   for (const codegen::KernelOutput& o : k_.outputs)
     if (o.space == Space::Domain) {
@@ -252,14 +257,15 @@ void FusedKernel::evaluate(Scratch& sc, Space space, const std::vector<bool>& ne
 }
 
 void FusedKernel::accumulate(Scratch& sc, int stage, int64_t start, int64_t n,
-                             int64_t firstSegment) const {
+                             int64_t firstSegment, bool deviations) const {
   affineOffsets(k_.domain, segmentStrides_, start, n, sc.segment.data());
   affineOffsets(k_.domain, positionStrides_, start, n, sc.position.data());
   const int64_t* seg = sc.segment.data();
   const int64_t* pos = sc.position.data();
   for (size_t r = 0; r < k_.insts.size(); ++r) {
     const Inst& inst = k_.insts[r];
-    if (inst.kind != Inst::Kind::Reduce || inst.stage != stage)
+    if (inst.kind != Inst::Kind::Reduce || inst.stage != stage ||
+        (deviations && inst.node->op() != Op::Var))
       continue;
     const Step& s = steps_[r];
     Scratch::Accumulator& acc = sc.acc[r];
@@ -268,7 +274,10 @@ void FusedKernel::accumulate(Scratch& sc, int stage, int64_t start, int64_t n,
       const T* x = static_cast<const T*>(sc.data[inst.args[0]]);
       for (int64_t e = 0; e < n; ++e) {
         int64_t g = seg[e] - firstSegment;
-        if (s.op == Op::Sum || s.op == Op::Mean || s.op == Op::Prod) {
+        if (deviations) {
+          double d = static_cast<double>(x[e]) - acc.mean[g];
+          acc.squares[g] += d * d;
+        } else if (s.op == Op::Sum || s.op == Op::Mean || s.op == Op::Prod || s.op == Op::Var) {
           bool add = s.op != Op::Prod;
           if constexpr (std::is_floating_point_v<T>)
             acc.f[g] = add ? acc.f[g] + x[e] : acc.f[g] * x[e];
@@ -306,6 +315,8 @@ void FusedKernel::finishReductions(Scratch& sc, int stage, int64_t segments) con
       for (int64_t g = 0; g < segments; ++g) {
         if (op == Op::Argmax || op == Op::Argmin)
           out[g] = static_cast<R>(acc.best[g]);
+        else if (op == Op::Var)
+          out[g] = static_cast<R>(acc.squares[g] / count);
         else if (!isFloat)
           out[g] = static_cast<R>(op == Op::Mean ? acc.i[g] / static_cast<int64_t>(count) : acc.i[g]);
         else
@@ -357,6 +368,8 @@ void FusedKernel::runChunk(Scratch& sc, int64_t first, int64_t count) const {
       continue;
     bool product = k_.insts[i].node->op() == Op::Prod;
     sc.acc[i].f.assign(count, product ? 1.0 : 0.0);
+    if (k_.insts[i].node->op() == Op::Var)
+      sc.acc[i].squares.assign(count, 0.0);
     sc.acc[i].i.assign(count, product ? 1 : 0);
     sc.acc[i].best.assign(count, 0);
     sc.acc[i].seen.assign(count, 0);
@@ -365,10 +378,22 @@ void FusedKernel::runChunk(Scratch& sc, int64_t first, int64_t count) const {
   int64_t from = contiguous ? first * length : 0;
   int64_t to = contiguous ? (first + count) * length : ir::numElements(k_.domain);
   for (int stage = 1; stage <= k_.stages(); ++stage) {
-    forBlocks(from, to, [&](int64_t start, int64_t n) {
-      evaluate(sc, Space::Domain, forStage_[stage - 1], start, n, first);
-      accumulate(sc, stage, start, n, first);
-    });
+    for (bool deviations : {false, true}) { // var's second sweep: as runtime/cpu/Reduce.cpp
+      if (deviations && !varAtStage_[stage - 1])
+        break;
+      if (deviations)
+        for (size_t i = 0; i < k_.insts.size(); ++i)
+          if (k_.insts[i].kind == Inst::Kind::Reduce && k_.insts[i].stage == stage &&
+              k_.insts[i].node->op() == Op::Var) {
+            sc.acc[i].mean = sc.acc[i].f;
+            for (double& m : sc.acc[i].mean)
+              m /= static_cast<double>(length);
+          }
+      forBlocks(from, to, [&](int64_t start, int64_t n) {
+        evaluate(sc, Space::Domain, forStage_[stage - 1], start, n, first);
+        accumulate(sc, stage, start, n, first, deviations);
+      });
+    }
     finishReductions(sc, stage, count);
     evaluate(sc, Space::Reduced, reducedAtStage_[stage - 1], first, count, first);
   }

@@ -38,8 +38,10 @@ private:
   /// `start` (flat, in that space), reading segment values from chunk `firstSegment`.
   void evaluate(Scratch& sc, codegen::Space space, const std::vector<bool>& needed, int64_t start,
                 int64_t n, int64_t firstSegment) const;
-  /// Adds the `n` domain points from `start` to the reductions of `stage`.
-  void accumulate(Scratch& sc, int stage, int64_t start, int64_t n, int64_t firstSegment) const;
+  /// Adds the `n` domain points from `start` to the reductions of `stage`; with
+  /// `deviations`, their squared deviations from the mean to its var reductions.
+  void accumulate(Scratch& sc, int stage, int64_t start, int64_t n, int64_t firstSegment,
+                  bool deviations) const;
   void finishReductions(Scratch& sc, int stage, int64_t segments) const;
   void writeOutputs(Scratch& sc, codegen::Space space, int64_t start, int64_t n) const;
   Scratch newScratch(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
@@ -52,6 +54,7 @@ private:
   /// Per stage (from 1): the domain instructions its reductions read, and the
   /// reduced-space instructions computed once its reductions are done.
   std::vector<std::vector<bool>> forStage_, reducedAtStage_;
+  std::vector<bool> varAtStage_; ///< per stage: a var reduction sweeps it twice
   std::vector<bool> forDomainOutputs_;      ///< domain instructions the domain outputs read
   bool hasDomainOutputs_ = false;
   ir::Shape segmentStrides_, positionStrides_; ///< domain point -> segment, position in it

@@ -3,7 +3,8 @@
 // A reduction first moves the reduced axes last (a transposed view, copied only
 // when it is not contiguous already), so every output element reduces one
 // contiguous run of the operand. Floating-point sums and products accumulate in
-// double; integer ones wrap around. argmax/argmin over several axes return the
+// double; integer ones wrap around. var takes two passes in double: the mean, then
+// the squared deviations from it. argmax/argmin over several axes return the
 // index flattened over the reduced axes in C order (the first one on ties, the
 // first NaN if any). max, min, mean, argmax and argmin over zero elements are
 // errors; sum and prod over zero elements are 0 and 1.
@@ -34,6 +35,16 @@ void reduceRuns(const Step& s, const T* x, R* o, int64_t outer, int64_t inner) {
       for (int64_t i = 0; i < inner; ++i)
         acc = wrapAdd(acc, static_cast<Acc>(p[i]));
       o[r] = static_cast<R>(s.op == Op::Mean ? acc / static_cast<Acc>(inner) : acc);
+      break;
+    }
+    case Op::Var: { // float only: two passes in double
+      double mean = 0, squares = 0;
+      for (int64_t i = 0; i < inner; ++i)
+        mean += static_cast<double>(p[i]);
+      mean /= static_cast<double>(inner);
+      for (int64_t i = 0; i < inner; ++i)
+        squares += (static_cast<double>(p[i]) - mean) * (static_cast<double>(p[i]) - mean);
+      o[r] = static_cast<R>(squares / static_cast<double>(inner));
       break;
     }
     case Op::Prod: {

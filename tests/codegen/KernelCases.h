@@ -269,8 +269,10 @@ inline std::vector<KernelCase> kernelCases(llvm::StringRef dtype) {
       {"middle", "5,7,11", "1", ""},
       {"outer_two", "5,7,11", "0,2", ""}, // argmax flattened over two axes
       {"all", "1000,37", "0,1", ""},      // one segment
+      {"even_rows", "40,512", "1", ""},   // warp per segment, as many points per lane
+      {"even_long_rows", "5,4096", "1", ", keepdims"}, // the same, a block per segment
   };
-  for (const char* op : {"sum", "mean", "max", "min", "prod", "argmax", "argmin"})
+  for (const char* op : {"sum", "mean", "var", "max", "min", "prod", "argmax", "argmin"})
     for (const Shape& s : shapes) {
       bool prod = std::string(op) == "prod";
       add(fmt::format("{}_{}", op, s.name),
@@ -305,6 +307,20 @@ inline std::vector<KernelCase> kernelCases(llvm::StringRef dtype) {
   %s = mul %n, %gb
   %out = add %s, %bb
   return %out
+})");
+  add("layernorm_var", R"(graph @lnv(%x: $T[16,4096], %g: $T[4096]) {
+  %m = mean %x {axes=[1], keepdims}
+  %v = var %x {axes=[1], keepdims}
+  %mb = broadcast_to %m {shape=[16,4096]}
+  %xc = sub %x, %mb
+  %eps = full {value=0.00001} : $T[16,1]
+  %ve = add %v, %eps
+  %rs = rsqrt %ve
+  %rsb = broadcast_to %rs {shape=[16,4096]}
+  %n = mul %xc, %rsb
+  %gb = broadcast_to %g {shape=[16,4096]}
+  %out = mul %n, %gb
+  return %out, %v
 })");
   add("layernorm_long_rows", R"(graph @lnl(%x: $T[9,4100], %g: $T[4100]) {
   %m = mean %x {axes=[1], keepdims}

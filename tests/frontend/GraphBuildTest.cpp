@@ -141,7 +141,7 @@ std::set<ir::Op> opsOfEveryFunction() {
     outs.push_back(broadcast_to(v, {4, 4}) + reshape(transpose(x), {4, 4}));
     outs.push_back(slice(concat({x, m}), {0, 0}, {4, 4}));
     outs.push_back(diag(diag_part(x)) + triu(x) + tril(x, -1));
-    for (auto fn : {sum, mean, max, min, prod})
+    for (auto fn : {sum, mean, var, max, min, prod})
       outs.push_back(fn(x, 0, true, SrcLoc::current()));
     outs.push_back(cast(argmax(x, 1, false) + argmin(x, 1, false), DType::F64));
     outs.push_back(matmul(x, solve(m, cholesky(m))));

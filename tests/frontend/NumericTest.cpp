@@ -108,7 +108,7 @@ TEST_P(Numeric, Reductions) {
   Tensor x(xa);
   std::vector<double> X = toDoubles(xa);
   auto at = [&](int64_t i, int64_t j, int64_t k) { return X[(i * q + j) * r + k]; };
-  std::vector<double> sumLast, meanMid, maxFirst, all(1, 0.0), argmaxLast;
+  std::vector<double> sumLast, meanMid, varMid, maxFirst, all(1, 0.0), argmaxLast;
   for (int64_t i = 0; i < p; ++i)
     for (int64_t j = 0; j < q; ++j) {
       double s = 0;
@@ -128,6 +128,10 @@ TEST_P(Numeric, Reductions) {
       for (int64_t j = 0; j < q; ++j)
         s += at(i, j, k);
       meanMid.push_back(s / q);
+      double squares = 0;
+      for (int64_t j = 0; j < q; ++j)
+        squares += (at(i, j, k) - s / q) * (at(i, j, k) - s / q);
+      varMid.push_back(squares / q);
     }
   for (int64_t j = 0; j < q; ++j)
     for (int64_t k = 0; k < r; ++k)
@@ -137,6 +141,7 @@ TEST_P(Numeric, Reductions) {
   EXPECT_EQ(s.shape(), Shape({p, q, 1}));
   expectClose(s.array(), sumLast, tol, "sum");
   expectClose(mean(x, 1).array(), meanMid, tol, "mean");
+  expectClose(var(x, 1).array(), varMid, tol, "var");
   expectClose(max(x, 0).array(), maxFirst, tol, "max");
   expectClose(sum(x).array(), all, tol, "sum all");
   expectClose(argmax(x, -1).array(), argmaxLast, 0, "argmax");

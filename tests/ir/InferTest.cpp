@@ -66,6 +66,8 @@ TEST(Infer, Reductions) {
             TensorType(DType::I64, {2}));
   EXPECT_EQ(errorOf(Op::Mean, {i32({2})}, Attrs{{"axes", Ints{0}}}),
             "mean(i32[2]): needs a floating-point operand");
+  EXPECT_EQ(errorOf(Op::Var, {i32({2})}, Attrs{{"axes", Ints{0}}}),
+            "var(i32[2]): needs a floating-point operand");
 }
 
 TEST(Infer, Linalg) {

@@ -313,7 +313,7 @@ TEST(FusedExecution, RandomGraphs) {
                  ir::Op::Full,      ir::Op::Iota,    ir::Op::BroadcastTo, ir::Op::Reshape,
                  ir::Op::Transpose, ir::Op::Sum,     ir::Op::Mean,        ir::Op::Max,
                  ir::Op::Argmin,    ir::Op::Prod,    ir::Op::Matmul,      ir::Op::Slice,
-                 ir::Op::Eye,       ir::Op::Constant};
+                 ir::Op::Eye,       ir::Op::Constant, ir::Op::Var};
   testing::RandomGraphGenerator gen(2026, options);
   std::map<ir::Op, int> computed;
   for (int i = 0; i < 300; ++i) {

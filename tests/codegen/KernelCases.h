@@ -23,6 +23,7 @@
 
 #include <set>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -308,35 +309,28 @@ inline std::vector<KernelCase> kernelCases(llvm::StringRef dtype) {
   %out = add %s, %bb
   return %out
 })");
-  add("layernorm_var", R"(graph @lnv(%x: $T[16,4096], %g: $T[4096]) {
-  %m = mean %x {axes=[1], keepdims}
-  %v = var %x {axes=[1], keepdims}
-  %mb = broadcast_to %m {shape=[16,4096]}
+  // Layernorms scaled by g, of rows whose lanes hold equal counts (W4's kernel at 16
+  // rows) or not: the variance as var (then an output too) or written out.
+  for (auto [name, rows, cols, var] : {std::tuple{"layernorm_var", 16, 4096, true},
+                                       std::tuple{"layernorm_long_rows", 9, 4100, false}})
+    add(name, fmt::format(R"(graph @lns(%x: $T[{0},{1}], %g: $T[{1}]) {{
+  %m = mean %x {{axes=[1], keepdims}}
+  %mb = broadcast_to %m {{shape=[{0},{1}]}}
   %xc = sub %x, %mb
-  %eps = full {value=0.00001} : $T[16,1]
+{2}
+  %eps = full {{value=0.00001}} : $T[{0},1]
   %ve = add %v, %eps
   %rs = rsqrt %ve
-  %rsb = broadcast_to %rs {shape=[16,4096]}
+  %rsb = broadcast_to %rs {{shape=[{0},{1}]}}
   %n = mul %xc, %rsb
-  %gb = broadcast_to %g {shape=[16,4096]}
+  %gb = broadcast_to %g {{shape=[{0},{1}]}}
   %out = mul %n, %gb
-  return %out, %v
-})");
-  add("layernorm_long_rows", R"(graph @lnl(%x: $T[9,4100], %g: $T[4100]) {
-  %m = mean %x {axes=[1], keepdims}
-  %mb = broadcast_to %m {shape=[9,4100]}
-  %xc = sub %x, %mb
-  %sq = square %xc
-  %v = mean %sq {axes=[1], keepdims}
-  %eps = full {value=0.00001} : $T[9,1]
-  %ve = add %v, %eps
-  %rs = rsqrt %ve
-  %rsb = broadcast_to %rs {shape=[9,4100]}
-  %n = mul %xc, %rsb
-  %gb = broadcast_to %g {shape=[9,4100]}
-  %out = mul %n, %gb
-  return %out
-})");
+  return %out{3}
+}})",
+                          rows, cols,
+                          var ? "  %v = var %x {axes=[1], keepdims}"
+                              : "  %sq = square %xc\n  %v = mean %sq {axes=[1], keepdims}",
+                          var ? ", %v" : ""));
   add("norm_reduced_epilogue", R"(graph @norm(%x: $T[16,32]) {
   %q = square %x
   %s = sum %q {axes=[1]}

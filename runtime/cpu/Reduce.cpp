@@ -6,7 +6,7 @@
 // double; integer ones wrap around. var takes two passes in double: the mean, then
 // the squared deviations from it. argmax/argmin over several axes return the
 // index flattened over the reduced axes in C order (the first one on ties, the
-// first NaN if any). max, min, mean, argmax and argmin over zero elements are
+// first NaN if any). max, min, mean, var, argmax and argmin over zero elements are
 // errors; sum and prod over zero elements are 0 and 1.
 //
 //===----------------------------------------------------------------------===//
@@ -42,8 +42,10 @@ void reduceRuns(const Step& s, const T* x, R* o, int64_t outer, int64_t inner) {
       for (int64_t i = 0; i < inner; ++i)
         mean += static_cast<double>(p[i]);
       mean /= static_cast<double>(inner);
-      for (int64_t i = 0; i < inner; ++i)
-        squares += (static_cast<double>(p[i]) - mean) * (static_cast<double>(p[i]) - mean);
+      for (int64_t i = 0; i < inner; ++i) {
+        double d = static_cast<double>(p[i]) - mean;
+        squares += d * d;
+      }
       o[r] = static_cast<R>(squares / static_cast<double>(inner));
       break;
     }

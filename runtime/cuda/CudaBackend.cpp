@@ -5,16 +5,16 @@
 // cuSOLVER calls, the rare steps that run on the host, the constants, and where each
 // step finds its buffers in a run.
 //
-// A run happens on a lane: a stream with its own library handles and workspace
-// (made only when the program calls cuBLAS or cuSOLVER), the plan's slots, and the run's check words (library info words and kernel error
-// words, zeroed at the start of a run and copied at its end into a pinned ring the
-// host reads after waiting). Lanes are made once and kept: run() takes an idle one
-// (concurrent callers get lanes of their own), enqueue() uses the deferred lane,
-// whose ring holds many runs' checks so that K runs wait once (and where the
-// program is a single fused kernel, deferred runs share launches: RunBatch.h). A
-// run enqueued with the caller's stream is ordered on it by two events. A failed
-// Cholesky the compiler chose becomes a FallbackError (the run is redone with LU),
-// any other failure an Error naming the op.
+// A run happens on a lane: a stream with its own library handles and workspace (made
+// only when the program calls cuBLAS or cuSOLVER), the plan's slots, and the run's
+// check words (library info words and kernel error words, zeroed at the start of a run
+// and copied at its end into a pinned ring the host reads after waiting). Lanes are
+// made once and kept: run() takes an idle one (concurrent callers get lanes of their
+// own), enqueue() uses the deferred lane, whose ring holds many runs' checks so that K
+// runs wait once (and where the program is a single fused kernel, deferred runs share
+// launches: RunBatch.h). A run enqueued with the caller's stream is ordered on it by
+// two events. A failed Cholesky the compiler chose becomes a FallbackError (the run is
+// redone with LU), any other failure an Error naming the op.
 //
 // A lane captures its first run as a CUDA graph (runtime/cuda/CapturedRun.h) and
 // replays it afterwards, its fused kernels and copies pointed at each run's buffers.

@@ -143,7 +143,14 @@ __device__ __forceinline__ gc_moments gc_shfl_xor(gc_moments a, int m) {
   return {__shfl_xor_sync(0xffffffffu, a.n, m), __shfl_xor_sync(0xffffffffu, a.k, m), 0,
           __shfl_xor_sync(0xffffffffu, a.s2, m)};
 }
-// The warps' states w[0..W), W a power of two, merged pairwise.
+// a merged with the state of lane ^ m, the lower lane's first: both lanes get the
+// same bits (gc_merge is not symmetric in its rounding; gc_merge_even is).
+__device__ __forceinline__ gc_moments gc_merge_lanes(gc_moments a, int m) {
+  const gc_moments b = gc_shfl_xor(a, m);
+  return threadIdx.x & m ? gc_merge(b, a) : gc_merge(a, b);
+}
+// The warps' states w[0..W), W a power of two, merged pairwise: every thread
+// computes the same tree.
 template <int W, bool Even> __device__ __forceinline__ gc_moments gc_merge_warps(const gc_moments* w) {
   gc_moments t[W];
   #pragma unroll

@@ -54,13 +54,16 @@ void Emitter::combineLanes(Code& c, CudaKernel::Launch launch, bool even,
     c.open("for (int m = 16; m > 0; m /= 2)");
     for (int r : reduces) {
       Accumulator a = accumulator(r);
-      if (a.how == Accumulator::Moments && even) {
-        c.line("a{0} = gc_merge_even(a{0}, __shfl_xor_sync(0xffffffffu, a{0}.k, m), "
-               "__shfl_xor_sync(0xffffffffu, a{0}.s2, m));",
-               r);
+      if (a.how == Accumulator::Moments) {
+        if (even)
+          c.line("a{0} = gc_merge_even(a{0}, __shfl_xor_sync(0xffffffffu, a{0}.k, m), "
+                 "__shfl_xor_sync(0xffffffffu, a{0}.s2, m));",
+                 r);
+        else
+          c.line("a{0} = gc_merge_lanes(a{0}, m);", r);
         continue;
       }
-      std::string other = a.how == Accumulator::Best || a.how == Accumulator::Moments
+      std::string other = a.how == Accumulator::Best
                               ? fmt::format("gc_shfl_xor(a{}, m)", r)
                               : fmt::format("__shfl_xor_sync(0xffffffffu, a{}, m)", r);
       c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), other));

@@ -6,8 +6,9 @@
 // positions exactly, floats within a few ulp (CUDA's math functions are not the
 // C library's). Also kernels of several reduction stages (whole layernorms,
 // softmaxes; on their own grid and on a grid of two blocks), a 16M-element chain,
-// in-place outputs, the error word, and the kernel cache (memory, disk, corrupted
-// disk entries, parallel compilation, one kernel for every size of a chain).
+// in-place outputs, one var per row in every lane, the error word, and the kernel
+// cache (memory, disk, corrupted disk entries, parallel compilation, one kernel for
+// every size of a chain).
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestUtil.h"
@@ -47,6 +48,7 @@ struct HostArray {
   HostArray(ir::DType t, int64_t n)
       : dtype(t), numel(n), storage((n * ir::dtypeSize(t) + 7) / 8 + 1, 0) {}
   void* data() { return storage.data(); }
+  const void* data() const { return storage.data(); }
   size_t bytes() const { return static_cast<size_t>(numel * ir::dtypeSize(dtype)); }
   /// Element i as a double (bools and integers exactly, i64 up to 2^53).
   double at(int64_t i) const {
@@ -121,6 +123,42 @@ struct DeviceBuffer {
 /// that access aligned buffers by vectors).
 enum class Placement { Separate, InPlace, Misaligned };
 
+/// Runs `gpu` on `inputs` and returns its outputs; output 0 over input `inPlaceOf`
+/// where that is >= 0.
+std::vector<HostArray> runOnGpu(const CudaFusedKernel& gpu, const std::vector<HostArray>& inputs,
+                                Placement placement = Placement::Separate, int inPlaceOf = -1) {
+  const Kernel& k = gpu.kernel();
+  std::vector<HostArray> outputs;
+  for (const codegen::KernelOutput& o : k.outputs)
+    outputs.emplace_back(k.insts[o.inst].dtype, o.value.type().numel());
+  std::vector<DeviceBuffer> deviceIn, deviceOut;
+  std::vector<const void*> gpuIn;
+  std::vector<void*> gpuOut;
+  auto shifted = [&](void* p, ir::DType t) -> void* {
+    size_t by = placement == Placement::Misaligned ? ir::dtypeSize(t) : 0;
+    return static_cast<char*>(p) + by;
+  };
+  for (const HostArray& a : inputs) {
+    deviceIn.emplace_back(a.bytes() + 16);
+    gpuIn.push_back(shifted(deviceIn.back().p, a.dtype));
+    GRAPHC_CUDA_CHECK(
+        cudaMemcpy(const_cast<void*>(gpuIn.back()), a.data(), a.bytes(), cudaMemcpyHostToDevice));
+  }
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    deviceOut.emplace_back(outputs[o].bytes() + 16);
+    gpuOut.push_back(o == 0 && inPlaceOf >= 0 ? const_cast<void*>(gpuIn[inPlaceOf])
+                                              : shifted(deviceOut.back().p, outputs[o].dtype));
+  }
+  DeviceBuffer errorWord(sizeof(int));
+  GRAPHC_CUDA_CHECK(cudaMemset(errorWord.p, 0, sizeof(int)));
+  gpu.launch(gpuIn, gpuOut, static_cast<int*>(errorWord.p), nullptr);
+  GRAPHC_CUDA_CHECK(cudaDeviceSynchronize());
+  for (size_t o = 0; o < outputs.size(); ++o)
+    GRAPHC_CUDA_CHECK(cudaMemcpy(outputs[o].data(), gpuOut[o], outputs[o].bytes(),
+                                 cudaMemcpyDeviceToHost));
+  return outputs;
+}
+
 /// Runs `k` on the CPU and the GPU on the same random inputs and compares.
 /// Returns false (after reporting) when some element differs.
 bool expectSameAsCpu(const Kernel& k, const std::string& what, uint64_t seed,
@@ -162,35 +200,11 @@ bool expectSameAsCpu(const Kernel& k, const std::string& what, uint64_t seed,
   if (inPlaceOf >= 0)
     std::memcpy(want[0].data(), cpuInputs[inPlaceOf].data(), want[0].bytes());
 
-  // GPU
   CudaFusedKernel gpu(k);
-  std::vector<DeviceBuffer> deviceIn, deviceOut;
-  std::vector<const void*> gpuIn;
-  std::vector<void*> gpuOut;
-  auto shifted = [&](void* p, ir::DType t) -> void* {
-    size_t by = placement == Placement::Misaligned ? ir::dtypeSize(t) : 0;
-    return static_cast<char*>(p) + by;
-  };
-  for (HostArray& a : inputs) {
-    deviceIn.emplace_back(a.bytes() + 16);
-    gpuIn.push_back(shifted(deviceIn.back().p, a.dtype));
-    GRAPHC_CUDA_CHECK(
-        cudaMemcpy(const_cast<void*>(gpuIn.back()), a.data(), a.bytes(), cudaMemcpyHostToDevice));
-  }
-  for (size_t o = 0; o < want.size(); ++o) {
-    deviceOut.emplace_back(want[o].bytes() + 16);
-    gpuOut.push_back(o == 0 && inPlaceOf >= 0 ? const_cast<void*>(gpuIn[inPlaceOf])
-                                              : shifted(deviceOut.back().p, want[o].dtype));
-  }
-  DeviceBuffer errorWord(sizeof(int));
-  GRAPHC_CUDA_CHECK(cudaMemset(errorWord.p, 0, sizeof(int)));
-  gpu.launch(gpuIn, gpuOut, static_cast<int*>(errorWord.p), nullptr);
-  GRAPHC_CUDA_CHECK(cudaDeviceSynchronize());
-
+  std::vector<HostArray> gots = runOnGpu(gpu, inputs, placement, inPlaceOf);
   bool same = true;
   for (size_t o = 0; o < want.size(); ++o) {
-    HostArray got(want[o].dtype, want[o].numel);
-    GRAPHC_CUDA_CHECK(cudaMemcpy(got.data(), gpuOut[o], got.bytes(), cudaMemcpyDeviceToHost));
+    const HostArray& got = gots[o];
     bool isFloat = ir::isFloat(got.dtype);
     bool f32 = got.dtype == ir::DType::F32;
     double rtol = !isFloat ? 0 : f32 ? 1e-5 : 1e-12, atol = !isFloat ? 0 : f32 ? 1e-6 : 1e-13;
@@ -375,6 +389,38 @@ TEST(CudaKernel, StreamingLayernorm) {
     for (const Kernel& k : kernelsOfText(chain(n)))
       EXPECT_TRUE(
           expectSameAsCpu(k, fmt::format("chain {} misaligned", n), 16, Placement::Misaligned));
+}
+
+/// A var broadcast back over its rows is one value per row: lanes merging unequal
+/// counts (gc_merge rounds differently in each order) end with the same bits.
+/// 1000 columns: a warp per row; 3000: a block per row.
+TEST(CudaKernel, VarianceIsOneValuePerRow) {
+  GRAPHC_REQUIRE_GPU();
+  for (int64_t cols : {1000, 3000}) {
+    SCOPED_TRACE(cols);
+    std::string text = fmt::format(R"(graph @v(%x: f64[64,{0}]) {{
+  %v = var %x {{axes=[1], keepdims}}
+  %vb = broadcast_to %v {{shape=[64,{0}]}}
+  %zero = sub %x, %x
+  %out = add %vb, %zero
+  return %out
+}})",
+                                    cols);
+    std::vector<Kernel> kernels = kernelsOfText(text);
+    ASSERT_EQ(kernels.size(), 1u);
+    ASSERT_TRUE(expectSameAsCpu(kernels[0], "var over rows", 17));
+    // Each lane's points nearly equal, the lanes' far apart: the merges make the
+    // variance, so their rounding shows in it.
+    std::mt19937_64 rng(18);
+    std::uniform_real_distribution<double> noise(-1e-3, 1e-3);
+    std::vector<HostArray> inputs = {HostArray(ir::DType::F64, 64 * cols)};
+    for (int64_t i = 0; i < 64 * cols; ++i)
+      static_cast<double*>(inputs[0].data())[i] = static_cast<double>(i % cols % 32) + noise(rng);
+    HostArray out = runOnGpu(CudaFusedKernel(kernels[0]), inputs)[0];
+    for (int64_t r = 0; r < 64; ++r)
+      for (int64_t c = 1; c < cols; ++c)
+        ASSERT_EQ(out.at(r * cols + c), out.at(r * cols)) << "row " << r << " column " << c;
+  }
 }
 
 TEST(CudaKernel, OutputsInPlace) {

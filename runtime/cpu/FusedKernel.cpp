@@ -378,21 +378,22 @@ void FusedKernel::runChunk(Scratch& sc, int64_t first, int64_t count) const {
   int64_t from = contiguous ? first * length : 0;
   int64_t to = contiguous ? (first + count) * length : ir::numElements(k_.domain);
   for (int stage = 1; stage <= k_.stages(); ++stage) {
-    for (bool deviations : {false, true}) { // var's second sweep: as runtime/cpu/Reduce.cpp
-      if (deviations && !varAtStage_[stage - 1])
-        break;
-      if (deviations)
-        for (size_t i = 0; i < k_.insts.size(); ++i)
-          if (k_.insts[i].kind == Inst::Kind::Reduce && k_.insts[i].stage == stage &&
-              k_.insts[i].node->op() == Op::Var) {
-            sc.acc[i].mean = sc.acc[i].f;
-            for (double& m : sc.acc[i].mean)
-              m /= static_cast<double>(length);
-          }
+    auto sweep = [&](bool deviations) {
       forBlocks(from, to, [&](int64_t start, int64_t n) {
         evaluate(sc, Space::Domain, forStage_[stage - 1], start, n, first);
         accumulate(sc, stage, start, n, first, deviations);
       });
+    };
+    sweep(false);
+    if (varAtStage_[stage - 1]) { // var's second sweep, as in runtime/cpu/Reduce.cpp
+      for (size_t i = 0; i < k_.insts.size(); ++i)
+        if (k_.insts[i].stage == stage && k_.insts[i].kind == Inst::Kind::Reduce &&
+            k_.insts[i].node->op() == Op::Var) {
+          sc.acc[i].mean = sc.acc[i].f;
+          for (double& m : sc.acc[i].mean)
+            m /= static_cast<double>(length);
+        }
+      sweep(true);
     }
     finishReductions(sc, stage, count);
     evaluate(sc, Space::Reduced, reducedAtStage_[stage - 1], first, count, first);

@@ -21,10 +21,12 @@ namespace graphc::codegen::detail {
 /// Emitter::reduction).
 constexpr int64_t kCachedPointsPerLane = 16;
 /// Row-cached kernels moving more bytes than this (about an H100's or H200's L2)
-/// load their rows and store their domain outputs with evict-first hints
-/// (__ldcs, __stcs): nothing they touch would stay in the cache anyway. W4's
-/// layernorm, 268 MB: 70.6 -> 69.5 us on an H200 (docs/benchmarks.md, session 5).
-constexpr int64_t kStreamingBytes = int64_t{64} << 20;
+/// are bandwidth-bound: they move their rows and domain outputs 16 bytes at a
+/// time where aligned. Their loads and stores are plain: with evict-first hints
+/// (__ldcs, __stcs) W4's layernorm took 66.4 or 69.8 us on an H200 by what earlier
+/// work had left in the L2, plain 66.8 in every state (docs/benchmarks.md,
+/// session 12).
+constexpr int64_t kWideBytes = int64_t{64} << 20;
 
 using ir::DType;
 using ir::Op;

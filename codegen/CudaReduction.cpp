@@ -130,17 +130,16 @@ struct Emitter::Passes {
 /// Row caching: when the segment is read in more than one pass and a lane's share
 /// of it is a few points, each input read at every point is loaded once into the
 /// lane's registers (c<input>[u], its u-th point), all loads in flight at once, and
-/// every pass reads the registers. Streaming: the cached rows and the domain
-/// outputs, floating point, past the L2. Vectors: streamed rows in runs of `width`
-/// points per lane, loaded and stored 16 bytes at a time where every streamed
-/// buffer is aligned (W4's kernel on an H200: 73 us against 75.7 a point at a time); a
+/// every pass reads the registers. Wide (kWideBytes): cached rows and domain
+/// outputs, floating point and of one size, in runs of `width` points per lane,
+/// loaded and stored 16 bytes at a time where every such buffer is aligned (W4's kernel on an H200: 73 us against 75.7 a point at a time); a
 /// lane's u-th point is then point u % width of its u / width-th run, and loads the
 /// same at every segment and contiguous along it (layernorm's g and b) are read by
 /// vectors too in the output pass.
 struct Emitter::RowPlan {
   int64_t lanes = 0, perLane = 0;
   std::vector<bool> cached; ///< by input
-  bool caching = false, streaming = false, ragged = false;
+  bool caching = false, wide = false, ragged = false;
   int64_t width = 1;
   std::vector<int> rowVectors;
 };
@@ -160,24 +159,24 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
       r.cached[inst.input] = true;
   }
   r.caching = r.caching && llvm::is_contained(r.cached, true);
-  int64_t streamed = 0;
-  std::vector<int64_t> sizes; // of the streamed elements
-  r.streaming = r.caching;
+  int64_t moved = 0;
+  std::vector<int64_t> sizes; // of the rows' and domain outputs' elements
+  r.wide = r.caching;
   for (size_t in = 0; in < r.cached.size(); ++in)
     if (r.cached[in]) {
-      streamed += k_.inputs[in].type().bytes();
-      r.streaming = r.streaming && ir::isFloat(k_.inputs[in].type().dtype);
+      moved += k_.inputs[in].type().bytes();
+      r.wide = r.wide && ir::isFloat(k_.inputs[in].type().dtype);
       sizes.push_back(ir::dtypeSize(k_.inputs[in].type().dtype));
     }
   for (const KernelOutput& o : k_.outputs)
     if (o.space == Space::Domain) {
-      streamed += o.value.type().bytes();
-      r.streaming = r.streaming && ir::isFloat(k_.insts[o.inst].dtype);
+      moved += o.value.type().bytes();
+      r.wide = r.wide && ir::isFloat(k_.insts[o.inst].dtype);
       sizes.push_back(ir::dtypeSize(k_.insts[o.inst].dtype));
     }
-  r.streaming = r.streaming && streamed > kStreamingBytes;
+  r.wide = r.wide && moved > kWideBytes;
   r.ragged = ps.length % std::max<int64_t>(r.lanes, 1) != 0;
-  if (r.streaming && !r.ragged &&
+  if (r.wide && !r.ragged &&
       std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) == sizes.end() &&
       (sizes[0] == 4 || sizes[0] == 8) && r.perLane % (16 / sizes[0]) == 0)
     r.width = 16 / sizes[0];
@@ -195,7 +194,7 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
 
 /// One loop over the segments of a reduction kernel: its rows loaded (cached), a
 /// pass per stage, the domain outputs, the reduced outputs. With `vectors`, the
-/// streamed rows go by RowPlan::width points (the buffers must be aligned).
+/// wide rows go by RowPlan::width points (the buffers must be aligned).
 class Emitter::Segment {
 public:
   Segment(Emitter& e, Code& c, const CudaKernel& ck, const Passes& ps, const RowPlan& rows,
@@ -291,7 +290,7 @@ private:
       for (size_t in = 0; in < cached.size(); ++in)
         if (cached[in]) {
           const char* vt = vectorType(k_.inputs[in].type().dtype);
-          c_.line("const {0} t{1} = __ldcs((const {0}*)(in{1} + s * L) + {2});", vt, in, run_);
+          c_.line("const {0} t{1} = ((const {0}*)(in{1} + s * L))[{2}];", vt, in, run_);
           for (int64_t e = 0; e < w_; ++e)
             c_.line("c{0}[v * {1} + {2}] = t{0}.{3};", in, w_, e, "xyzw"[e]);
         }
@@ -301,8 +300,7 @@ private:
     openPoints();
     for (size_t in = 0; in < cached.size(); ++in)
       if (cached[in])
-        c_.line("{}", rows_.streaming ? fmt::format("c{0}[u] = __ldcs(in{0} + {1});", in, p_)
-                                      : fmt::format("c{0}[u] = in{0}[{1}];", in, p_));
+        c_.line("c{0}[u] = in{0}[{1}];", in, p_);
     closePoints();
   }
 
@@ -356,11 +354,8 @@ private:
     pass(
         ps_.forOutputs, true, [this] { openPoints(); }, load_);
     for (size_t o = 0; o < k_.outputs.size(); ++o)
-      if (k_.outputs[o].space == Space::Domain) {
-        int v = k_.outputs[o].inst;
-        c_.line("{}", rows_.streaming ? fmt::format("__stcs(out{} + p, v{});", o, v)
-                                      : fmt::format("out{}[p] = v{};", o, v));
-      }
+      if (k_.outputs[o].space == Space::Domain)
+        c_.line("out{}[p] = v{};", o, k_.outputs[o].inst);
     closePoints();
   }
 
@@ -397,7 +392,7 @@ private:
         std::vector<std::string> parts;
         for (int64_t e = 0; e < w_; ++e)
           parts.push_back(fmt::format("r{}[{}]", o, e));
-        c_.line("__stcs(({0}*)(out{1} + s * L) + {2}, make_{0}({3}));", vt, o, run_,
+        c_.line("(({0}*)(out{1} + s * L))[{2}] = make_{0}({3});", vt, o, run_,
                 fmt::join(parts, ", "));
       }
     c_.close();
@@ -422,7 +417,7 @@ private:
       c_.close();
   }
 
-  /// float4 / double2 for the streamed f32 / f64 buffers.
+  /// float4 / double2 for the wide rows' f32 / f64 buffers.
   static const char* vectorType(DType t) { return t == DType::F32 ? "float4" : "double2"; }
 
   Emitter& e_;
@@ -518,7 +513,7 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
     c.close();
     return;
   }
-  // The segment loop twice: by vectors where every streamed buffer is aligned, one
+  // The segment loop twice: by vectors where every wide buffer is aligned, one
   // point at a time otherwise.
   std::vector<std::string> pointers;
   for (size_t in = 0; in < rows.cached.size(); ++in)

@@ -130,16 +130,17 @@ struct Emitter::Passes {
 /// Row caching: when the segment is read in more than one pass and a lane's share
 /// of it is a few points, each input read at every point is loaded once into the
 /// lane's registers (c<input>[u], its u-th point), all loads in flight at once, and
-/// every pass reads the registers. Wide (kWideBytes): cached rows and domain
-/// outputs, floating point and of one size, in runs of `width` points per lane,
-/// loaded and stored 16 bytes at a time where every such buffer is aligned (W4's kernel on an H200: 73 us against 75.7 a point at a time); a
-/// lane's u-th point is then point u % width of its u / width-th run, and loads the
-/// same at every segment and contiguous along it (layernorm's g and b) are read by
-/// vectors too in the output pass.
+/// every pass reads the registers. Vectors: in kernels moving more than
+/// kWideBytes, cached rows and domain outputs, floating point and of one size, go
+/// in runs of `width` points per lane, loaded and stored 16 bytes at a time where
+/// every such buffer is aligned (W4's kernel on an H200: 73 us against 75.7 a point
+/// at a time); a lane's u-th point is then point u % width of its u / width-th
+/// run, and loads the same at every segment and contiguous along it (layernorm's g
+/// and b) are read by vectors too in the output pass.
 struct Emitter::RowPlan {
   int64_t lanes = 0, perLane = 0;
   std::vector<bool> cached; ///< by input
-  bool caching = false, wide = false, ragged = false;
+  bool caching = false, ragged = false;
   int64_t width = 1;
   std::vector<int> rowVectors;
 };
@@ -161,22 +162,22 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
   r.caching = r.caching && llvm::is_contained(r.cached, true);
   int64_t moved = 0;
   std::vector<int64_t> sizes; // of the rows' and domain outputs' elements
-  r.wide = r.caching;
+  bool wide = r.caching;
   for (size_t in = 0; in < r.cached.size(); ++in)
     if (r.cached[in]) {
       moved += k_.inputs[in].type().bytes();
-      r.wide = r.wide && ir::isFloat(k_.inputs[in].type().dtype);
+      wide = wide && ir::isFloat(k_.inputs[in].type().dtype);
       sizes.push_back(ir::dtypeSize(k_.inputs[in].type().dtype));
     }
   for (const KernelOutput& o : k_.outputs)
     if (o.space == Space::Domain) {
       moved += o.value.type().bytes();
-      r.wide = r.wide && ir::isFloat(k_.insts[o.inst].dtype);
+      wide = wide && ir::isFloat(k_.insts[o.inst].dtype);
       sizes.push_back(ir::dtypeSize(k_.insts[o.inst].dtype));
     }
-  r.wide = r.wide && moved > kWideBytes;
+  wide = wide && moved > kWideBytes;
   r.ragged = ps.length % std::max<int64_t>(r.lanes, 1) != 0;
-  if (r.wide && !r.ragged &&
+  if (wide && !r.ragged &&
       std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) == sizes.end() &&
       (sizes[0] == 4 || sizes[0] == 8) && r.perLane % (16 / sizes[0]) == 0)
     r.width = 16 / sizes[0];

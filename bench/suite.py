@@ -225,8 +225,8 @@ def render(results_path, docs):
             "after warm-up, inputs on the device; in parentheses the relative error against "
             "a float64 reference. Bold: the fastest in its row of those whose error is "
             f"within {ERROR_SLACK}x of the row's smallest. \"floor\": a device-to-device copy "
-            "moving the bytes the case reads and writes, timed the same way (no error: it "
-            "computes nothing). Targets: from the issues named. "
+            "moving the bytes the case reads and writes, launched and timed the same way (no "
+            "error: it computes nothing). Targets: from the issues named. "
             "Workloads and case names: shared/WORKLOADS.md."]
     for workload, rows, columns in workloads:
         out += ["", f"## {TITLES.get(workload, workload)}", "", render_table(rows, columns)]

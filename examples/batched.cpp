@@ -11,6 +11,7 @@
 // one-item graph on the cpu backend.
 //
 //===----------------------------------------------------------------------===//
+#include "examples/Main.h"
 #include "examples/Timing.h"
 
 #include "frontend/Graphc.h"
@@ -102,21 +103,11 @@ int run(int argc, char** argv) {
       worst = std::max({worst, std::abs(got[k] - want[k]), std::abs(again[k] - want[k])});
   }
   fmt::print("largest difference to the one-item graph on the cpu: {:.2e}\n", worst);
-  if (!(worst < 1e-9)) {
-    fmt::print(stderr, "batched: check FAILED\n");
-    return 1;
-  }
-  fmt::print("check passed\n");
-  return 0;
+  return examples::verdict("batched", worst < 1e-9, 1e-9);
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const Error& e) {
-    fmt::print(stderr, "batched: {}\n", e.what());
-    return 1;
-  }
+  return examples::exampleMain("batched", run, argc, argv);
 }

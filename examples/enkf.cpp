@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "examples/EnKF.h"
+#include "examples/Main.h"
 #include "examples/Timing.h"
 
 #include "ir/Printer.h"
@@ -111,21 +112,11 @@ int run(int argc, char** argv) {
              "{:.2e}\n",
              residual, diff);
   double tol = dtype == DType::F64 ? 1e-8 : 1e-2;
-  if (!(residual < tol && diff < tol)) {
-    fmt::print(stderr, "enkf: check FAILED (tolerance {:.0e})\n", tol);
-    return 1;
-  }
-  fmt::print("check passed\n");
-  return 0;
+  return examples::verdict("enkf", residual < tol && diff < tol, tol);
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const Error& e) {
-    fmt::print(stderr, "enkf: {}\n", e.what());
-    return 1;
-  }
+  return examples::exampleMain("enkf", run, argc, argv);
 }

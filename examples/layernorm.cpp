@@ -8,6 +8,7 @@
 // A few rows are checked against float64 loops.
 //
 //===----------------------------------------------------------------------===//
+#include "examples/Main.h"
 #include "examples/Timing.h"
 #include "frontend/Graphc.h"
 
@@ -59,16 +60,11 @@ int run(int argc, char** argv) {
     }
   }
   fmt::print("max abs error against float64 loops (2 rows): {:.2e}\n", worst);
-  return worst < 1e-3 ? 0 : 1;
+  return examples::verdict("layernorm", worst < 1e-3, 1e-3);
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const Error& e) {
-    fmt::print(stderr, "layernorm: {}\n", e.what());
-    return 1;
-  }
+  return examples::exampleMain("layernorm", run, argc, argv);
 }

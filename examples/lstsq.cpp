@@ -6,6 +6,7 @@
 // jit-compiled. Checks the normal equations A'(A x - b) = 0 relative to |A'| |b|.
 //
 //===----------------------------------------------------------------------===//
+#include "examples/Main.h"
 #include "examples/Timing.h"
 #include "frontend/Graphc.h"
 
@@ -37,16 +38,11 @@ int run(int argc, char** argv) {
       sqrt(sum(square(A))).array().getDouble({}) * sqrt(sum(square(B))).array().getDouble({});
   double rel = max(abs(grad)).array().getDouble({}) / scale;
   fmt::print("normal equations |A'(Ax - b)|_max / (|A| |b|) = {:.2e}\n", rel);
-  return rel < 1e-10 ? 0 : 1;
+  return examples::verdict("lstsq", rel < 1e-10, 1e-10);
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const Error& e) {
-    fmt::print(stderr, "lstsq: {}\n", e.what());
-    return 1;
-  }
+  return examples::exampleMain("lstsq", run, argc, argv);
 }

@@ -227,15 +227,6 @@ ir::Shape pick(llvm::ArrayRef<int64_t> v, llvm::ArrayRef<int64_t> axes, bool com
   return out;
 }
 
-void markNeeded(const Kernel& k, int inst, std::vector<bool>& needed) {
-  if (needed[inst])
-    return;
-  needed[inst] = true;
-  if (k.insts[inst].kind != Inst::Kind::Segment)
-    for (int a : k.insts[inst].args)
-      markNeeded(k, a, needed);
-}
-
 std::string Emitter::compute(int i) {
   const Inst& inst = k_.insts[i];
   Op op = inst.node->op();

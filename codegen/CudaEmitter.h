@@ -45,8 +45,6 @@ std::string affine(llvm::StringRef var, llvm::ArrayRef<int64_t> extents,
                    llvm::ArrayRef<int64_t> strides);
 /// The elements of `v` at `axes`, or at the other axes when `complement`.
 ir::Shape pick(llvm::ArrayRef<int64_t> v, llvm::ArrayRef<int64_t> axes, bool complement);
-/// Marks `inst` and what it reads in its own space (a Segment's operand is not).
-void markNeeded(const Kernel& k, int inst, std::vector<bool>& needed);
 /// Blocks for `items` work units of `perBlock` each, at most 2^20 (the loops
 /// stride over the rest).
 unsigned blocksFor(int64_t items, int64_t perBlock);

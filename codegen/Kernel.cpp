@@ -285,6 +285,15 @@ ir::Shape denseStrides(llvm::ArrayRef<int64_t> shape) {
   return strides;
 }
 
+void markNeeded(const Kernel& k, int inst, std::vector<bool>& needed) {
+  if (needed[inst])
+    return;
+  needed[inst] = true;
+  if (k.insts[inst].kind != Inst::Kind::Segment)
+    for (int a : k.insts[inst].args)
+      markNeeded(k, a, needed);
+}
+
 int Kernel::stages() const {
   int n = 0;
   for (const Inst& inst : insts)

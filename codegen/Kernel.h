@@ -131,6 +131,11 @@ std::variant<Kernel, std::string> buildKernel(const std::vector<const ir::Node*>
 /// Dense row-major strides of `shape`, in elements.
 ir::Shape denseStrides(llvm::ArrayRef<int64_t> shape);
 
+/// Marks instruction `inst` of `k` and what it reads in its own space in `needed`
+/// (one flag per instruction). A Segment's operand lives in the reduced space,
+/// computed in an earlier pass: the walk stops there.
+void markNeeded(const Kernel& k, int inst, std::vector<bool>& needed);
+
 /// The text of a kernel, one instruction a line (as in the example above).
 std::string printKernel(const Kernel& k);
 

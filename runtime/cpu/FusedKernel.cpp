@@ -140,17 +140,6 @@ bool needsElements(Op op) {
   return op != Op::Sum && op != Op::Prod;
 }
 
-/// Marks `inst` and what it reads in its own space; a Segment's reduced operand is
-/// computed in the reduced pass, so the walk stops there.
-void markNeeded(const codegen::Kernel& k, int inst, std::vector<bool>& needed) {
-  if (needed[inst])
-    return;
-  needed[inst] = true;
-  if (k.insts[inst].kind != Inst::Kind::Segment)
-    for (int a : k.insts[inst].args)
-      markNeeded(k, a, needed);
-}
-
 } // namespace
 
 /// Per-call state of run().
@@ -184,14 +173,14 @@ FusedKernel::FusedKernel(codegen::Kernel kernel) : k_(std::move(kernel)) {
     if (inst.space == Space::Reduced) // stage-0 values (loads) with the first stage's
       reducedAtStage_[std::max(inst.stage, 1) - 1][i] = true;
     if (inst.kind == Inst::Kind::Reduce) {
-      markNeeded(k_, inst.args[0], forStage_[inst.stage - 1]);
+      codegen::markNeeded(k_, inst.args[0], forStage_[inst.stage - 1]);
       if (inst.node->op() == Op::Var)
         varAtStage_[inst.stage - 1] = true;
     }
   }
   for (const codegen::KernelOutput& o : k_.outputs)
     if (o.space == Space::Domain) {
-      markNeeded(k_, o.inst, forDomainOutputs_);
+      codegen::markNeeded(k_, o.inst, forDomainOutputs_);
       hasDomainOutputs_ = true;
     }
   if (k_.hasReduction()) {

@@ -10,8 +10,9 @@
 // them: run twice to see cold and warm), and the relative error against a float64
 // run on the CPU. For the memory-bound cases (W3 at 16M, W4) a "floor" line
 // follows: a device-to-device copy moving the bytes the case reads and writes,
-// launched and timed the same way (a CUDA graph on a non-blocking stream). bench/peers.py prints the peers' lines for the same cases;
-// bench/suite.py runs both and renders the tables.
+// launched and timed the same way (a CUDA graph on a non-blocking stream).
+// bench/peers.py prints the peers' lines for the same cases; bench/suite.py runs
+// both and renders the tables.
 //
 //===----------------------------------------------------------------------===//
 #include "bench/Workloads.h"

@@ -62,9 +62,9 @@ struct Inst {
   Space space = Space::Domain;
   ir::DType dtype = ir::DType::F64; ///< the result's element type
   const ir::Node* node = nullptr;   ///< Compute, Reduce, Source: the node
-  std::vector<int> args;        ///< earlier instructions
-  int input = -1;               ///< Load: position in Kernel::inputs
-  ir::Shape strides;            ///< Load, Source of an index: one per axis of the space
+  std::vector<int> args{};          ///< earlier instructions
+  int input = -1;                   ///< Load: position in Kernel::inputs
+  ir::Shape strides{};              ///< Load, Source of an index: one per axis of the space
   /// The reduction stage the value waits for: 0 for values of the inputs alone; a
   /// Reduce is one stage after its operand; others take their operands' highest.
   int stage = 0;

@@ -107,8 +107,9 @@ graph @g(%y: f64[8,8], %v: f64[8,1], %obs: f64[8,1]) {
   // every operand made by another group is made by an earlier step
   for (const ir::Node* n : g->nodes())
     for (ir::Value v : n->operands())
-      if (p.group(*n) >= 0 && p.group(*v.node) >= 0 && p.group(*v.node) != p.group(*n))
+      if (p.group(*n) >= 0 && p.group(*v.node) >= 0 && p.group(*v.node) != p.group(*n)) {
         EXPECT_LT(position[p.group(*v.node)], position[p.group(*n)]);
+      }
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 #include "passes/Rewrite.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 
 namespace graphc::passes {
 
@@ -37,6 +38,36 @@ Value Rewriter::full(double value, const ir::TensorType& type) {
 
 std::unique_ptr<ir::Graph> copyLive(const ir::Graph& g) {
   return rewrite(g, [](Rewriter&, const ir::Node&) { return std::optional<ValueList>(); });
+}
+
+ValueList inlineGraph(const ir::Graph& g, ir::Graph& into, llvm::ArrayRef<Value> args) {
+  if (args.size() != g.params().size())
+    throw Error(fmt::format("@{} takes {} inputs, {} given", g.name(), g.params().size(),
+                            args.size()));
+  std::vector<ValueList> map(g.nodes().size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Node* p = g.params()[i];
+    if (args[i].type() != p->type())
+      throw Error(fmt::format("@{}: input %{} is {}, but {} was given", g.name(), p->name(),
+                              p->type().str(), args[i].type().str()),
+                  p->loc());
+    map[p->id()] = {args[i]};
+  }
+  std::vector<bool> live = liveNodes(g);
+  for (const Node* n : g.nodes()) {
+    if (n->op() == ir::Op::Parameter || !live[n->id()])
+      continue;
+    ValueList ins;
+    for (Value v : n->operands())
+      ins.push_back(map[v.node->id()][v.index]);
+    Node* m = into.create(n->op(), ins, n->attrs(), n->types(), n->loc(), n->name());
+    for (unsigned i = 0; i < m->numResults(); ++i)
+      map[n->id()].push_back(m->result(i));
+  }
+  ValueList out;
+  for (Value v : g.outputs())
+    out.push_back(map[v.node->id()][v.index]);
+  return out;
 }
 
 std::vector<bool> liveNodes(const ir::Graph& g) {

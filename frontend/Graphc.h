@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "frontend/Autodiff.h"
 #include "frontend/Eval.h"
 #include "frontend/Jit.h"
 #include "frontend/Linalg.h"

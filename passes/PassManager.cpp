@@ -7,6 +7,7 @@
 #include "passes/LowerLinalg.h"
 #include "passes/MatmulChains.h"
 #include "passes/Rewrite.h"
+#include "passes/ShareFactors.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -20,11 +21,13 @@ const Pass kPasses[] = {
     {"canonicalize", "fold constants, drop identities, CSE and DCE", canonicalize},
     {"matmul-chains", "re-associate matmul chains when another order costs much less",
      reassociateMatmuls},
+    {"share-factors", "solves with one matrix and its transpose share one factorization",
+     shareFactors},
     {"lower-linalg", "lower solves by structure: Cholesky, triangular, Woodbury, LU", lowerLinalg},
 };
 
 /// The passes graphc runs by default, in order.
-constexpr const char* kDefaultPipeline = "canonicalize,matmul-chains,lower-linalg,canonicalize";
+constexpr const char* kDefaultPipeline = "canonicalize,matmul-chains,share-factors,lower-linalg,canonicalize";
 
 bool logEnabled() {
   const char* log = std::getenv("GRAPHC_LOG");
@@ -74,6 +77,8 @@ std::vector<const Pass*> defaultPipeline() {
 
 std::vector<const Pass*> parsePipeline(llvm::StringRef spec) {
   std::vector<const Pass*> out;
+  if (spec.trim() == "none")
+    return out;
   llvm::SmallVector<llvm::StringRef, 8> names;
   spec.split(names, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef name : names) {

@@ -162,7 +162,7 @@ int runDump(llvm::ArrayRef<std::string> args) {
   if (!after.empty())
     checkAfter(after, flags.pipeline()); // before reading the input
 
-  ir::Module module = flags.batched(loadModule(*file));
+  ir::Module module = flags.transformed(loadModule(*file));
   if (lowered)
     dumpLowered(module, flags, donate);
   else if (cuda)

@@ -32,7 +32,7 @@ int runOpt(llvm::ArrayRef<std::string> args) {
     return kExitOk;
   }
   flags.pipeline(); // reject a bad --passes before reading the input
-  fmt::print("{}", printModuleText(flags.run(flags.batched(loadModule(*file))), flags.facts()));
+  fmt::print("{}", printModuleText(flags.run(flags.transformed(loadModule(*file))), flags.facts()));
   return kExitOk;
 }
 

@@ -3,6 +3,7 @@
 
 #include "ir/Printer.h"
 #include "passes/Batch.h"
+#include "passes/Derivative.h"
 #include "passes/Structure.h"
 #include "support/Error.h"
 
@@ -36,13 +37,45 @@ void PipelineFlags::declare(ArgParser& parser) {
                           verifyEach_ ? "on" : "off"),
               &verifyEach_);
   parser.flag("facts", "print each node's proven structure as a comment (// spd)", &facts_);
+  parser.option("derive", "MODE",
+                "replace each graph by its derivative graph first: jvp (tangents in, "
+                "tangents out), vjp (cotangents in, cotangents out) or grad (of the first, "
+                "scalar output)",
+                &derive_);
+  parser.option("wrt", "A,B,...",
+                "with --derive: the parameters to differentiate (default: every "
+                "floating-point one)",
+                &wrt_);
   parser.option("batch", "N",
                 "batch each graph N ways first: every parameter and output gets a leading "
                 "axis of size N",
                 &batch_);
 }
 
-ir::Module PipelineFlags::batched(ir::Module module) const {
+ir::Module PipelineFlags::transformed(ir::Module module) const {
+  if (derive_.empty() && !wrt_.empty())
+    throw UsageError("--wrt needs --derive");
+  if (!derive_.empty()) {
+    std::optional<passes::DerivativeMode> mode = derive_ == "jvp"   ? passes::DerivativeMode::Jvp
+                                                 : derive_ == "vjp" ? passes::DerivativeMode::Vjp
+                                                 : derive_ == "grad"
+                                                     ? std::optional(passes::DerivativeMode::Grad)
+                                                     : std::nullopt;
+    if (!mode)
+      throw UsageError(fmt::format("--derive '{}' is not jvp, vjp or grad", derive_));
+    std::vector<std::string> names;
+    for (llvm::StringRef rest = wrt_; !rest.empty();) {
+      auto [name, tail] = rest.split(',');
+      names.push_back(name.str());
+      rest = tail;
+    }
+    for (auto& g : module.graphs) {
+      std::vector<unsigned> wrt = passes::paramIndices(*g, names);
+      if (names.empty())
+        llvm::erase_if(wrt, [&](unsigned i) { return !ir::isFloat(g->params()[i]->type().dtype); });
+      g = passes::derivative(*g, *mode, wrt);
+    }
+  }
   return batchedModule(std::move(module), batch_);
 }
 

@@ -2,7 +2,7 @@
 //
 // `graphc opt` and `graphc dump --after=PASS` both run a pass pipeline over every
 // graph of a module. PipelineFlags declares their shared flags (--passes,
-// --verify-each, --facts, --batch), turns them into passes::PipelineOptions and runs
+// --verify-each, --facts, --derive, --wrt, --batch), turns them into passes::PipelineOptions and runs
 // the passes; printGraphText prints a graph with or without its proven structure.
 //
 //===----------------------------------------------------------------------===//
@@ -23,13 +23,14 @@ public:
   /// Called with each input graph before its passes run.
   using BeforeGraph = std::function<void(const ir::Graph&)>;
 
-  /// Declares --passes, --verify-each, --facts and --batch on `parser`.
+  /// Declares --passes, --verify-each, --facts, --derive, --wrt and --batch on `parser`.
   void declare(ArgParser& parser);
 
-  /// The graphs of `module` batched as --batch asks (passes/Batch.h: every parameter
-  /// and output gets a leading batch axis), or `module` itself without --batch.
-  /// Throws UsageError when the batch size is not a positive number.
-  ir::Module batched(ir::Module module) const;
+  /// The graphs of `module` as --derive and --batch ask: first the derivative graph
+  /// (passes/Derivative.h) with respect to the --wrt parameters, then batched
+  /// (passes/Batch.h: every parameter and output gets a leading batch axis); `module`
+  /// itself without them. Throws UsageError for a bad mode or batch size.
+  ir::Module transformed(ir::Module module) const;
 
   /// True when --passes was given.
   bool passesGiven() const { return !passes_.empty(); }
@@ -48,6 +49,8 @@ private:
   std::string passes_;
   bool verifyEach_ = passes::PipelineOptions::kDebugBuild;
   bool facts_ = false;
+  std::string derive_;
+  std::string wrt_;
   std::string batch_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "ir/Printer.h"
 #include "passes/Canonicalize.h"
+#include "passes/Derivative.h"
 #include "passes/Fusion.h"
 #include "passes/LowerLinalg.h"
 #include "passes/MatmulChains.h"
@@ -60,6 +61,23 @@ GRAPHC_GOLDEN_SUITE(lower, [](ir::Module& m) {
       options.donated.push_back(llvm::StringRef(p->name()).endswith("_donated"));
     return passes::printLoweredProgram(g, options);
   });
+});
+
+/// The derivative graph of each graph after the default pipeline: @jvp_*, @vjp_* and
+/// @grad_* graphs are differentiated in that mode with respect to every float input.
+GRAPHC_GOLDEN_SUITE(autodiff, [](ir::Module& m) {
+  for (auto& g : m.graphs) {
+    llvm::StringRef name = g->name();
+    passes::DerivativeMode mode = name.startswith("jvp_")   ? passes::DerivativeMode::Jvp
+                                  : name.startswith("vjp_") ? passes::DerivativeMode::Vjp
+                                                            : passes::DerivativeMode::Grad;
+    std::vector<unsigned> wrt;
+    for (unsigned i = 0; i < g->params().size(); ++i)
+      if (ir::isFloat(g->params()[i]->type().dtype))
+        wrt.push_back(i);
+    g = passes::runPipeline(*passes::derivative(*g, mode, wrt), passes::defaultPipeline());
+  }
+  return ir::printModule(m);
 });
 
 } // namespace graphc::golden

@@ -333,3 +333,45 @@ TEST(GraphcBatch, BadBatchSizeIsAUsageError) {
   }
   EXPECT_THAT(runQuiet({"dump", "--help"}).out, HasSubstr("--batch=N"));
 }
+
+TEST(GraphcOpt, DeriveVjpRoundTripsAndRuns) {
+  ToolResult r = runQuiet({"opt", "--derive=vjp", "--wrt=xi,y", "--passes=none", kEnkf});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_THAT(r.out, StartsWith("graph @enkf_vjp(%xi: f64[6,6], %y: f64[6,6], %obs: f64[6,1], "
+                                "%ct0: f64[6,6]) {"));
+  EXPECT_EQ(reparsed(r.out), r.out);
+  ToolResult run = runQuiet({"run", "-", "--random-inputs"}, r.out);
+  ASSERT_EQ(run.exitCode, 0) << run.describe();
+  // outputs: the update, then the cotangents of xi and y
+  EXPECT_THAT(run.out, HasSubstr("out2: f64[6,6]"));
+  // The derivative of the SPD solve reuses the primal's factorization after the passes.
+  ToolResult opt = runQuiet({"opt", "--derive=grad", "-"},
+                            "graph @g(%y: f64[5,5], %b: f64[5,2]) {\n"
+                            "  %s = syrk %y\n  %i = eye : f64[5,5]\n  %a = add %s, %i\n"
+                            "  %x = solve %a, %b\n  %m = mul %x, %x\n"
+                            "  %l = sum %m {axes=[0,1]}\n  return %l\n}\n");
+  ASSERT_EQ(opt.exitCode, 0) << opt.describe();
+  EXPECT_EQ(linesStartingWith(opt.out, "  %").size() > 0, true);
+  std::regex cholesky(" = cholesky ");
+  EXPECT_EQ(std::distance(std::sregex_iterator(opt.out.begin(), opt.out.end(), cholesky),
+                          std::sregex_iterator()),
+            1)
+      << opt.out;
+}
+
+TEST(GraphcOpt, DeriveErrorsNameTheInput) {
+  ToolResult mode = runQuiet({"opt", "--derive=hessian", kEnkf});
+  EXPECT_EQ(mode.exitCode, 2) << mode.describe();
+  EXPECT_THAT(mode.err, HasSubstr("--derive 'hessian' is not jvp, vjp or grad"));
+  ToolResult wrt = runQuiet({"opt", "--derive=jvp", "--wrt=zeta", kEnkf});
+  EXPECT_EQ(wrt.exitCode, 1) << wrt.describe();
+  EXPECT_THAT(wrt.err, HasSubstr("no parameter %zeta (parameters: %xi, %y, %obs)"));
+  ToolResult integer = runQuiet({"opt", "--derive=jvp", "--wrt=k", "-"},
+                                "graph @g(%x: f64[2],\n  %k: i64[2]) {\n  return %k\n}\n");
+  EXPECT_EQ(integer.exitCode, 1) << integer.describe();
+  EXPECT_THAT(integer.err, StartsWith("<stdin>:2:3: error: cannot differentiate @g with respect "
+                                      "to %k (i64[2])"));
+  ToolResult notScalar = runQuiet({"opt", "--derive=grad", kEnkf});
+  EXPECT_EQ(notScalar.exitCode, 1) << notScalar.describe();
+  EXPECT_THAT(notScalar.err, HasSubstr("output 0 is f64[6,6], not a floating-point scalar"));
+}

@@ -103,18 +103,22 @@ DerivativeReport checkDerivatives(const ir::Graph& g, uint64_t seed,
       in[wrt[k]] = axpy(in[wrt[k]], s, tangents[k]);
     return runPlain(g, in);
   };
-  std::vector<Array> plus = shifted(h), minus = shifted(-h);
-  report.fdTolerance = options.fdTolerance > 0 ? options.fdTolerance : 1e4 * (h * h + eps / h);
+  // Richardson's five-point difference: truncation error O(h^4), rounding O(eps/h).
+  std::vector<Array> plus = shifted(h), minus = shifted(-h), plus2 = shifted(2 * h),
+                     minus2 = shifted(-2 * h);
+  report.fdTolerance =
+      options.fdTolerance > 0 ? options.fdTolerance : 1e4 * (h * h * h * h + eps / h);
   for (size_t i = 0; i < numOutputs; ++i) {
     if (!ir::isFloat(g.outputs()[i].type().dtype))
       continue;
     std::vector<double> p = asDoubles(plus[i]), m = asDoubles(minus[i]);
+    std::vector<double> p2 = asDoubles(plus2[i]), m2 = asDoubles(minus2[i]);
     std::vector<double> t = asDoubles(jvpOut[numOutputs + i]), fd(p.size()), diff(p.size());
     for (size_t j = 0; j < p.size(); ++j) {
-      fd[j] = (p[j] - m[j]) / (2 * h);
+      fd[j] = (8 * (p[j] - m[j]) - (p2[j] - m2[j])) / (12 * h);
       diff[j] = t[j] - fd[j];
     }
-    // Rounding in the difference grows with |f|, truncation with f''': scale by both.
+    // Rounding in the difference grows with |f|, truncation with f's derivatives.
     double scale = 1 + maxAbs(fd) + maxAbs(asDoubles(primal[i]));
     report.fdError = std::max(report.fdError, maxAbs(diff) / scale);
   }

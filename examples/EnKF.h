@@ -30,6 +30,28 @@ inline Tensor enkfUpdate(const Tensor& xi, const Tensor& y, const Tensor& obs) {
   return xi + matmul(cxy, z);
 }
 
+/// The same update as the report first wrote it (W1b in WORKLOADS.md): uncentered
+/// covariances `(a*b' - N*mean(a)*mean(b)') / (N - 1)`, and R = 0.1 I added to the
+/// right-hand side too (so d = N). The compiler's centering pass (passes/Centering.h)
+/// turns it into the centered form, whose C_yy + R it can prove SPD.
+inline Tensor enkfOrigUpdate(const Tensor& xi, const Tensor& y, const Tensor& obs) {
+  double n = static_cast<double>(xi.dim(1));
+  Tensor mx = mean(xi, 1, true);
+  Tensor my = mean(y, 1, true);
+  Tensor pxy = matmul(xi, y, {.transpose_b = true});
+  Tensor oxy = n * matmul(mx, my, {.transpose_b = true});
+  Tensor cxy = (pxy - oxy) / (n - 1);
+  Tensor pyy = matmul(y, y, {.transpose_b = true});
+  Tensor oyy = n * matmul(my, my, {.transpose_b = true});
+  Tensor cyy = (pyy - oyy) / (n - 1);
+  Tensor r = 0.1 * eye(y.dim(0), y.dtype());
+  Tensor s = cyy + r;
+  Tensor innovation = obs - y;
+  Tensor rhs = innovation + r;
+  Tensor z = solve(s, rhs);
+  return xi + matmul(cxy, z);
+}
+
 /// The size examples/enkf.gir is traced at (d = N).
 inline constexpr int64_t kEnkfGirSize = 6;
 
@@ -45,6 +67,16 @@ inline std::unique_ptr<ir::Graph> traceEnkf(int64_t d, int64_t n, DType dtype) {
 /// The EnKF graph at size d = N = `n`, as checked in (examples/enkf.gir).
 inline std::unique_ptr<ir::Graph> traceEnkf(int64_t n, DType dtype = DType::F64) {
   return traceEnkf(n, n, dtype);
+}
+
+/// The uncentered EnKF graph (enkfOrigUpdate) at d = N = `n`, as checked in
+/// (examples/enkf_orig.gir).
+inline std::unique_ptr<ir::Graph> traceEnkfOrig(int64_t n, DType dtype = DType::F64) {
+  return traceToGraph(enkfOrigUpdate,
+                      {{"xi", TensorType(dtype, {n, n})},
+                       {"y", TensorType(dtype, {n, n})},
+                       {"obs", TensorType(dtype, {n, 1})}},
+                      "enkf_orig");
 }
 
 } // namespace graphc::examples

@@ -74,6 +74,46 @@ std::optional<double> uniformValue(Value v) {
   }
 }
 
+Value peelUniformScale(Value v, double& scale) {
+  for (;;) {
+    const Node& n = *v.node;
+    if (n.op() == Op::Neg) {
+      scale = -scale, v = n.operand(0);
+      continue;
+    }
+    if (n.op() == Op::Mul) {
+      if (std::optional<double> c = uniformValue(n.operand(1))) {
+        scale *= *c, v = n.operand(0);
+        continue;
+      }
+      if (std::optional<double> c = uniformValue(n.operand(0))) {
+        scale *= *c, v = n.operand(1);
+        continue;
+      }
+    }
+    if (n.op() == Op::Div) {
+      std::optional<double> c = uniformValue(n.operand(1));
+      if (c && *c != 0) {
+        scale /= *c, v = n.operand(0);
+        continue;
+      }
+    }
+    return v;
+  }
+}
+
+bool collectLinearTerms(Value v, double scale, std::vector<LinearTerm>& terms, size_t maxTerms) {
+  v = peelUniformScale(v, scale);
+  const Node& n = *v.node;
+  if (n.op() == Op::Add || n.op() == Op::Sub)
+    return collectLinearTerms(n.operand(0), scale, terms, maxTerms) &&
+           collectLinearTerms(n.operand(1), n.op() == Op::Add ? scale : -scale, terms, maxTerms);
+  if (terms.size() >= maxTerms)
+    return false;
+  terms.push_back({scale, v});
+  return true;
+}
+
 namespace {
 
 /// True when `n` broadcasts an [..., n, 1] column to [..., n, m].

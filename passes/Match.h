@@ -61,4 +61,19 @@ std::optional<ColumnOffsets> matchColumnOffsets(ir::Value v);
 /// uniform `constant`, or one seen through broadcast_to / reshape / transpose).
 std::optional<double> uniformValue(ir::Value v);
 
+/// Peels uniform scalings off `v` (mul by a known uniform value on either side, div
+/// by a non-zero one, neg), multiplying them into `scale`: v = scale * result.
+ir::Value peelUniformScale(ir::Value v, double& scale);
+
+/// A term c * leaf of a linear combination.
+struct LinearTerm {
+  double coefficient;
+  ir::Value leaf;
+};
+/// `v` times `scale` as a sum of terms, seen through add, sub, neg and uniform
+/// scalings (peelUniformScale); a value that is none of those is a leaf, uniform
+/// values included. Appends to `terms`; false when more than `maxTerms` would be needed.
+bool collectLinearTerms(ir::Value v, double scale, std::vector<LinearTerm>& terms,
+                        size_t maxTerms = 16);
+
 } // namespace graphc::passes

@@ -4,6 +4,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/Canonicalize.h"
+#include "passes/Centering.h"
 #include "passes/LowerLinalg.h"
 #include "passes/MatmulChains.h"
 #include "passes/Rewrite.h"
@@ -19,6 +20,8 @@ namespace {
 /// Every pass, once.
 const Pass kPasses[] = {
     {"canonicalize", "fold constants, drop identities, CSE and DCE", canonicalize},
+    {"center", "rewrite uncentered covariances X*Y' - n*mx*my' as centered products Xc*Yc'",
+     centerCovariances},
     {"matmul-chains", "re-associate matmul chains when another order costs much less",
      reassociateMatmuls},
     {"share-factors", "solves with one matrix and its transpose share one factorization",
@@ -27,7 +30,8 @@ const Pass kPasses[] = {
 };
 
 /// The passes graphc runs by default, in order.
-constexpr const char* kDefaultPipeline = "canonicalize,matmul-chains,share-factors,lower-linalg,canonicalize";
+constexpr const char* kDefaultPipeline =
+    "canonicalize,center,matmul-chains,share-factors,lower-linalg,canonicalize";
 
 bool logEnabled() {
   const char* log = std::getenv("GRAPHC_LOG");

@@ -8,6 +8,7 @@
 
 #include "ir/Printer.h"
 #include "passes/Canonicalize.h"
+#include "passes/Centering.h"
 #include "passes/Derivative.h"
 #include "passes/Fusion.h"
 #include "passes/LowerLinalg.h"
@@ -30,6 +31,7 @@ static std::string runPass(ir::Module& m, std::unique_ptr<ir::Graph> (*pass)(con
 }
 
 GRAPHC_GOLDEN_SUITE(canonicalize, [](ir::Module& m) { return runPass(m, passes::canonicalize); });
+GRAPHC_GOLDEN_SUITE(center, [](ir::Module& m) { return runPass(m, passes::centerCovariances); });
 GRAPHC_GOLDEN_SUITE(matmul_chains,
                     [](ir::Module& m) { return runPass(m, passes::reassociateMatmuls); });
 GRAPHC_GOLDEN_SUITE(lower_linalg, [](ir::Module& m) { return runPass(m, passes::lowerLinalg); });

@@ -9,7 +9,8 @@
 
 namespace graphc::testing {
 
-const std::vector<std::string> kExampleGraphFiles = {"examples/enkf.gir", "examples/enkf_small.gir"};
+const std::vector<std::string> kExampleGraphFiles = {"examples/enkf.gir", "examples/enkf_orig.gir",
+                                                     "examples/enkf_small.gir"};
 const std::vector<std::string> kFusionGoldenFiles = {
     "tests/golden/fuse/chains.gir", "tests/golden/fuse/reductions.gir",
     "tests/golden/fuse/unfused.gir", "tests/golden/lower/plan.gir"};

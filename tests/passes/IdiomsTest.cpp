@@ -1,0 +1,146 @@
+//===- tests/passes/IdiomsTest.cpp - The forms users write, seen through ---===//
+//
+// The rewrites that see through the ways users write covariances, quadratic forms,
+// traces, inverses and log-determinants (passes/Centering.h, passes/LinalgForms.h):
+// every case of their golden files and the uncentered EnKF give the numbers of the
+// graph as written (run node by node on `cpu-unfused`, no passes) on random f64
+// inputs; the uncentered EnKF becomes a Cholesky; and the centered covariance is the
+// accurate one, measured against a reference in higher precision for data with a
+// large mean.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Parser.h"
+#include "passes/PassManager.h"
+#include "runtime/core/Compile.h"
+#include "support/GraphFiles.h"
+#include "support/Numeric.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace graphc {
+namespace {
+
+using testing::relativeDifference;
+
+/// `g` through the default pipeline on `cpu` against `g` as written on
+/// `cpu-unfused`, on random inputs.
+void expectMatchesUnoptimized(const ir::Graph& g, uint64_t seed, double tolerance = 1e-10) {
+  auto plain = compile(g, getBackend("cpu-unfused"), {"none"});
+  auto optimized = compile(g, getBackend("cpu"));
+  std::vector<Array> inputs = testing::randomInputs(g, seed);
+  std::vector<Array> want = plain->run(inputs), got = optimized->run(inputs);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_LE(relativeDifference(got[i], want[i]), tolerance)
+        << "output " << i << " of @" << g.name();
+  EXPECT_EQ(optimized->fallbacks(), 0) << "@" << g.name();
+}
+
+/// Every case of a golden file, must-not-fire cases included.
+void expectGoldenCasesMatch(const std::string& file, uint64_t seed) {
+  for (const auto& g : testing::graphsOf(testing::readSourceFile(file), file))
+    expectMatchesUnoptimized(*g, seed++);
+}
+
+/// The counters of `pass` when the default pipeline runs on `g`.
+std::string countersOf(const ir::Graph& g, llvm::StringRef pass) {
+  std::string out;
+  passes::PipelineOptions options;
+  options.afterPass = [&](const passes::Pass& p, const ir::Graph&, const passes::PassStats& s) {
+    if (p.name == pass)
+      out += s.str();
+  };
+  passes::runPipeline(g, passes::defaultPipeline(), options);
+  return out;
+}
+
+TEST(Centering, GoldenCasesKeepTheNumbers) {
+  expectGoldenCasesMatch("tests/golden/center/center.gir", 300);
+}
+
+/// W1b (examples/enkf_orig.gir): both covariances are centered, C_yy becomes a syrk
+/// and the solve a Cholesky; no LU is left.
+TEST(Centering, UncenteredEnkfBecomesCholesky) {
+  auto g = ir::parseGraph(testing::readSourceFile("examples/enkf_orig.gir"), "enkf_orig.gir");
+  expectMatchesUnoptimized(*g, 11, 1e-9);
+  EXPECT_EQ(countersOf(*g, "center"), "centered 2");
+  std::unique_ptr<ir::Graph> out = passes::runPipeline(*g, passes::defaultPipeline());
+  int cholesky = 0, syrk = 0;
+  for (const ir::Node* n : out->nodes()) {
+    EXPECT_NE(n->op(), ir::Op::Solve);
+    cholesky += n->op() == ir::Op::Cholesky;
+    syrk += n->op() == ir::Op::Syrk;
+  }
+  EXPECT_EQ(cholesky, 1);
+  EXPECT_EQ(syrk, 1);
+}
+
+/// The covariance (y*y' - n*m*m') / (n - 1) of d series of n samples.
+const char* kUncenteredCovariance = R"(
+graph @cov(%y: f64[12,64]) {
+  %my = mean %y {axes=[1], keepdims}
+  %g = matmul %y, %y {transpose_b}
+  %o = matmul %my, %my {transpose_b}
+  %n = full {value=64.0} : f64[12,12]
+  %no = mul %n, %o
+  %d = sub %g, %no
+  %m1 = full {value=63.0} : f64[12,12]
+  %c = div %d, %m1
+  return %c
+}
+)";
+
+/// max |c - ref| / max |ref| for a 12 x 12 result against long-double loops over
+/// the centered data.
+double covarianceError(const Array& c, const std::vector<double>& y) {
+  const int d = 12, n = 64;
+  std::vector<long double> yc(y.begin(), y.end());
+  for (int i = 0; i < d; ++i) {
+    long double mu = 0;
+    for (int j = 0; j < n; ++j)
+      mu += yc[i * n + j];
+    mu /= n;
+    for (int j = 0; j < n; ++j)
+      yc[i * n + j] -= mu;
+  }
+  std::vector<double> got = testing::asDoubles(c);
+  long double err = 0, scale = 0;
+  for (int i = 0; i < d; ++i)
+    for (int k = 0; k < d; ++k) {
+      long double ref = 0;
+      for (int j = 0; j < n; ++j)
+        ref += yc[i * n + j] * yc[k * n + j];
+      ref /= n - 1;
+      err = std::max(err, std::abs(got[i * d + k] - ref));
+      scale = std::max(scale, std::abs(ref));
+    }
+  return static_cast<double>(err / scale);
+}
+
+/// Data with a mean large against its spread: the uncentered form loses the
+/// covariance to cancellation, the centered one (what the pass makes of it) keeps it.
+/// f32 data against a reference in higher precision (mean 1000, spread 1), and f64
+/// data (mean 1e6).
+TEST(Centering, CenteredCovarianceIsTheAccurateOne) {
+  for (ir::DType dtype : {ir::DType::F32, ir::DType::F64}) {
+    bool single = dtype == ir::DType::F32;
+    std::string text = single ? testing::toF32(kUncenteredCovariance) : kUncenteredCovariance;
+    auto g = ir::parseGraph(text);
+    Array y = Array::randomNormal(dtype, {12, 64}, 5, single ? 1e3 : 1e6, 1.0);
+    std::vector<double> yd = testing::asDoubles(y);
+    double asWritten =
+        covarianceError(compile(*g, getBackend("cpu-unfused"), {"none"})->run({y})[0], yd);
+    double optimized = covarianceError(compile(*g, getBackend("cpu"))->run({y})[0], yd);
+    RecordProperty(single ? "f32_as_written" : "f64_as_written", std::to_string(asWritten));
+    RecordProperty(single ? "f32_centered" : "f64_centered", std::to_string(optimized));
+    std::printf("%s, mean %g: relative error as written %.2e, centered %.2e\n",
+                single ? "f32" : "f64", single ? 1e3 : 1e6, asWritten, optimized);
+    EXPECT_LE(optimized, single ? 1e-5 : 1e-14);
+    EXPECT_GE(asWritten, 1000 * optimized);
+  }
+}
+
+} // namespace
+} // namespace graphc

@@ -20,8 +20,7 @@ namespace {
 /// Every pass, once.
 const Pass kPasses[] = {
     {"canonicalize", "fold constants, drop identities, CSE and DCE", canonicalize},
-    {"center", "rewrite uncentered covariances X*Y' - n*mx*my' as centered products Xc*Yc'",
-     centerCovariances},
+    {"center", "rewrite uncentered covariances as products of centered data", centerCovariances},
     {"matmul-chains", "re-associate matmul chains when another order costs much less",
      reassociateMatmuls},
     {"share-factors", "solves with one matrix and its transpose share one factorization",

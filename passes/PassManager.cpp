@@ -5,6 +5,7 @@
 #include "ir/Verifier.h"
 #include "passes/Canonicalize.h"
 #include "passes/Centering.h"
+#include "passes/LinalgForms.h"
 #include "passes/LowerLinalg.h"
 #include "passes/MatmulChains.h"
 #include "passes/Rewrite.h"
@@ -23,6 +24,9 @@ const Pass kPasses[] = {
     {"center", "rewrite uncentered covariances as products of centered data", centerCovariances},
     {"matmul-chains", "re-associate matmul chains when another order costs much less",
      reassociateMatmuls},
+    {"linalg-forms",
+     "traces, quadratic forms, inverses and log-determinants through the Cholesky factor",
+     rewriteLinalgForms},
     {"share-factors", "solves with one matrix and its transpose share one factorization",
      shareFactors},
     {"lower-linalg", "lower solves by structure: Cholesky, triangular, Woodbury, LU", lowerLinalg},
@@ -30,7 +34,7 @@ const Pass kPasses[] = {
 
 /// The passes graphc runs by default, in order.
 constexpr const char* kDefaultPipeline =
-    "canonicalize,center,matmul-chains,share-factors,lower-linalg,canonicalize";
+    "canonicalize,center,matmul-chains,linalg-forms,share-factors,lower-linalg,canonicalize";
 
 bool logEnabled() {
   const char* log = std::getenv("GRAPHC_LOG");

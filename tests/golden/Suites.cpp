@@ -11,6 +11,7 @@
 #include "passes/Centering.h"
 #include "passes/Derivative.h"
 #include "passes/Fusion.h"
+#include "passes/LinalgForms.h"
 #include "passes/LowerLinalg.h"
 #include "passes/MatmulChains.h"
 #include "passes/MemoryPlan.h"
@@ -34,6 +35,8 @@ GRAPHC_GOLDEN_SUITE(canonicalize, [](ir::Module& m) { return runPass(m, passes::
 GRAPHC_GOLDEN_SUITE(center, [](ir::Module& m) { return runPass(m, passes::centerCovariances); });
 GRAPHC_GOLDEN_SUITE(matmul_chains,
                     [](ir::Module& m) { return runPass(m, passes::reassociateMatmuls); });
+GRAPHC_GOLDEN_SUITE(linalg_forms,
+                    [](ir::Module& m) { return runPass(m, passes::rewriteLinalgForms); });
 GRAPHC_GOLDEN_SUITE(lower_linalg, [](ir::Module& m) { return runPass(m, passes::lowerLinalg); });
 
 GRAPHC_GOLDEN_SUITE(structure, [](ir::Module& m) {

@@ -142,5 +142,48 @@ TEST(Centering, CenteredCovarianceIsTheAccurateOne) {
   }
 }
 
+TEST(LinalgForms, GoldenCasesKeepTheNumbers) {
+  expectGoldenCasesMatch("tests/golden/linalg_forms/forms.gir", 400);
+}
+
+/// The GP log marginal likelihood (case gp_lml of the benchmarks), batched, and
+/// the forms of a quadratic form, a trace and an inverse against a batch of S.
+const char* kFactorShared = R"(
+graph @gp_lml(%x: f64[2,8,8], %y: f64[2,8,1]) {
+  %k = matmul %x, %x {transpose_b}
+  %i = eye : f64[2,8,8]
+  %c = full {value=0.5} : f64[2,8,8]
+  %ci = mul %c, %i
+  %s = add %k, %ci
+  %ld = logdet %s
+  %z = solve %s, %y
+  %q = matmul %y, %z {transpose_a}
+  %qr = reshape %q {shape=[2]}
+  %l = add %ld, %qr
+  %si = inverse %s
+  %t = trace %si
+  %yt = transpose %y {perm=[0,2,1]}
+  %r = matmul %yt, %si
+  return %l, %t, %r
+}
+)";
+
+/// One factorization serves logdet, the quadratic form, the trace of the inverse and
+/// the right-side solves, and the numbers are those of the graph as written.
+TEST(LinalgForms, OneCholeskyServesLogdetSolvesAndInverse) {
+  auto g = ir::parseGraph(kFactorShared);
+  expectMatchesUnoptimized(*g, 21);
+  EXPECT_EQ(countersOf(*g, "linalg-forms"), "logdet 1, quadratic-form 2, right-solve 1");
+  std::unique_ptr<ir::Graph> out = passes::runPipeline(*g, passes::defaultPipeline());
+  int cholesky = 0;
+  for (const ir::Node* n : out->nodes()) {
+    EXPECT_NE(n->op(), ir::Op::Solve);
+    EXPECT_NE(n->op(), ir::Op::Inverse);
+    EXPECT_NE(n->op(), ir::Op::Logdet);
+    cholesky += n->op() == ir::Op::Cholesky;
+  }
+  EXPECT_EQ(cholesky, 1);
+}
+
 } // namespace
 } // namespace graphc

@@ -82,7 +82,9 @@ double woodburySolveFlops(double n, double k, double m) {
 }
 
 /// A product P * solve(S, R) that can go through S's Gram factor F, S = c*F*F' + D,
-/// where P = scale * X*F' (or P = F') and R = sigma*F + u*1' (matchColumnOffsets).
+/// where P = scale * X*F' (or P = F') and R = sigma*F + u*1' (matchColumnOffsets),
+/// plus, in the inner-system form, a diagonal E (W1b adds R = 0.1 I to it):
+/// P*S^-1*E = scale * Z * (D^-1 E F)', since F'*S^-1 = T^-1 * F'*D^-1.
 /// Two forms, the cheaper taken (both cheaper than forming P and solving for R):
 ///
 ///  - through the factor of S (n x n): P*S^-1*R = scale * X * (sigma * M'M + M'w * 1')
@@ -99,10 +101,11 @@ struct ThroughFactor {
   std::optional<Value> x;  ///< X; absent when P = F'
   bool transposeX = false; ///< P = scale * X'*F'
   double scale = 1, sigma = 0;
-  std::vector<std::pair<double, Value>> offset; ///< u as a sum of column vectors
-  bool inner = false;                           ///< the inner-system form
-  double gramScale = 1;                         ///< c
-  Value diagonal;                               ///< D
+  std::vector<std::pair<double, Value>> offset;      ///< u as a sum of column vectors
+  std::vector<std::pair<double, Value>> rhsDiagonal; ///< E as a sum of diagonal matrices
+  bool inner = false;                                ///< the inner-system form
+  double gramScale = 1;                              ///< c
+  Value diagonal;                                    ///< D
 };
 
 /// `t`'s dtype and batch axes (all but the last two) followed by `trailing`.
@@ -126,8 +129,8 @@ public:
   std::optional<ValueList> operator()(Rewriter& rw, const Node& n) {
     if (n.op() == Op::Solve)
       return solveTaken_[n.id()] ? std::nullopt
-                                 : std::optional<ValueList>(ValueList{
-                                       solve(rw, n.operand(0), rw.map(n.operand(1)))});
+                                 : std::optional<ValueList>(
+                                       ValueList{solve(rw, n.operand(0), rw.map(n.operand(1)))});
     if (const std::optional<ThroughFactor>& t = throughFactor_[n.id()]) {
       stats_.count(t->inner ? "inner-system" : "through-factor");
       return ValueList{t->inner ? innerSystem(rw, *t) : throughFactor(rw, *t)};
@@ -183,10 +186,13 @@ private:
         pFlops = 2.0 * n.type().shape[n.type().rank() - 2] * s.type().shape.back() *
                  t.factor.type().shape.back();
     }
-    std::optional<ColumnOffsets> r = matchColumnOffsets(solve.operand(1));
+    std::optional<RightHandSide> rhs = matchRightHandSide(solve.operand(1));
     std::optional<ColumnOffsets> f = matchColumnOffsets(t.factor);
-    if (!r || !f || !f->base || f->scale == 0 || (r->base && *r->base != *f->base))
+    if (!rhs || !f || !f->base || f->scale == 0 ||
+        (rhs->columns.base && *rhs->columns.base != *f->base))
       return std::nullopt;
+    const ColumnOffsets* r = &rhs->columns;
+    t.rhsDiagonal = rhs->diagonal;
     t.sigma = r->base ? r->scale / f->scale : 0;
     t.offset = r->columns;
     for (const auto& [c, v] : f->columns)
@@ -196,8 +202,8 @@ private:
     double rows = t.x ? n.type().shape[n.type().rank() - 2] : 0;
     double solveFlops = 0; // solving for R, when only this product uses the solution
     if (uses_[solve.id()] == 1)
-      solveFlops = woodburyPays(nn, k, m) ? woodburySolveFlops(nn, k, m)
-                                          : choleskySolveFlops(nn, m);
+      solveFlops =
+          woodburyPays(nn, k, m) ? woodburySolveFlops(nn, k, m) : choleskySolveFlops(nn, m);
     // S's own syrk counts for the forms that need S when only this solve uses S
     double formS = uses_[solve.id()] == 1 && uses_[s.node->id()] == 1 ? nn * nn * k : 0;
     double plain = formS + pFlops + solveFlops + 2 * (t.x ? rows : k) * nn * m;
@@ -206,9 +212,65 @@ private:
     double inner = std::numeric_limits<double>::infinity();
     if (t.sigma != 0) // Z = X*T^-1 is two triangular solves for X's rows (for I's, k)
       inner = nn * k * k + k * k * k / 3 + 2 * (t.x ? rows : k) * k * k +
-              (t.offset.empty() ? 0 : 2 * nn * k + 2 * rows * k);
+              (t.offset.empty() ? 0 : 2 * nn * k + 2 * rows * k) +
+              (t.rhsDiagonal.empty() ? 0 : 2 * (t.x ? rows : k) * k * nn);
+    if (!t.rhsDiagonal.empty()) // only the inner system takes a diagonal in R
+      through = std::numeric_limits<double>::infinity();
     t.inner = inner < through;
     return std::min(inner, through) < plain ? std::optional<ThroughFactor>(t) : std::nullopt;
+  }
+
+  /// R = sigma*F + u*1' + E: the columns part and the diagonal terms E.
+  struct RightHandSide {
+    ColumnOffsets columns;
+    std::vector<std::pair<double, Value>> diagonal;
+  };
+
+  /// R's linear terms split into diagonal matrices and the rest (matchColumnOffsets);
+  /// nullopt when the rest has two bases.
+  std::optional<RightHandSide> matchRightHandSide(Value r) const {
+    std::vector<LinearTerm> terms;
+    if (!collectLinearTerms(r, 1, terms))
+      return std::nullopt;
+    RightHandSide out;
+    for (const LinearTerm& t : terms) {
+      if (facts_[t.leaf].has(S::Diagonal)) {
+        out.diagonal.emplace_back(t.coefficient, t.leaf);
+        continue;
+      }
+      std::optional<ColumnOffsets> c = matchColumnOffsets(t.leaf);
+      if (!c || (c->base && out.columns.base && *c->base != *out.columns.base))
+        return std::nullopt;
+      if (c->base) {
+        out.columns.base = c->base;
+        out.columns.scale += t.coefficient * c->scale;
+      }
+      for (const auto& [k, v] : c->columns)
+        out.columns.columns.emplace_back(t.coefficient * k, v);
+    }
+    return out;
+  }
+
+  /// scale * Z * (D^-1 E F)' for ThroughFactor's diagonal E, in the new graph.
+  Value diagonalPart(Rewriter& rw, const ThroughFactor& t, Value z, Value f, Value dvec) {
+    std::optional<Value> e;                                 // E's diagonal as a vector
+    std::optional<double> d = uniformValue(dvec), eu = 0.0; // D's and E's, when uniform
+    for (const auto& [c, m] : t.rhsDiagonal) {
+      Value term = diagonalOf(rw, m);
+      std::optional<double> u = uniformValue(term);
+      eu = eu && u ? std::optional<double>(*eu + c * *u) : std::nullopt;
+      if (c != 1)
+        term = rw.apply(Op::Mul, {term, rw.full(c, term.type())});
+      e = e ? rw.apply(Op::Add, {*e, term}) : term;
+    }
+    Value g = f;
+    double c = t.scale;
+    if (d && eu)
+      c *= *eu / *d;
+    else
+      g = rw.apply(Op::Mul, {f, alongRows(rw, rw.apply(Op::Div, {*e, dvec}), f.type())});
+    Value w = rw.apply(Op::Matmul, {z, g}, Attrs{{"transpose_b", true}});
+    return c == 1 ? w : rw.apply(Op::Mul, {w, rw.full(c, w.type())});
   }
 
   /// u, the sum of ThroughFactor's column vectors (t.offset not empty), in the new graph.
@@ -255,6 +317,8 @@ private:
     z = rw.apply(Op::TriangularSolve, {u, z}, Attrs{{"right_side", true}, {"transpose_a", true}});
     double a = t.sigma / t.gramScale;
     Value out = rw.apply(Op::Mul, {rw.apply(Op::Sub, {y, z}), rw.full(t.scale * a, y.type())});
+    if (!t.rhsDiagonal.empty())
+      out = rw.apply(Op::Add, {out, diagonalPart(rw, t, z, f, dvec)});
     if (t.offset.empty())
       return out;
     Value us = offsetColumn(rw, t); // u, times D^-1/2 when F is

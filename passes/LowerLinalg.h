@@ -16,11 +16,13 @@
 //   solve(SPD S, B)             -> L = cholesky(S) {fallback}; two triangular solves
 //   anything else               -> stays solve (LU)
 //
-//   P * solve(S, R), S = c*F*F' + D, P = s*X*F' (or F'), R = sigma*F + u*1'
+//   P * solve(S, R), S = c*F*F' + D, P = s*X*F' (or F'), R = sigma*F + u*1' (+ E)
 //                               -> with sigma != 0, in the inner k x k system
 //                                  T = I + c*F'D^-1 F (push-through identity):
 //                                  s*(a*(X - Z) + Z*q*1'), Z = X*T^-1, a = sigma/c,
-//                                  q = F'D^-1 u; otherwise through S's factor:
+//                                  q = F'D^-1 u, plus s*Z*(D^-1 E F)' for a diagonal
+//                                  E in R (W1b's R = 0.1 I); otherwise, without E,
+//                                  through S's factor:
 //                                  s * X * (sigma*M'M + M'w*1'), M = L^-1 F,
 //                                  w = L^-1 u, L = cholesky(S); the cheaper, when it
 //                                  costs fewer flops than forming P and solving for

@@ -60,21 +60,46 @@ TEST(Centering, GoldenCasesKeepTheNumbers) {
   expectGoldenCasesMatch("tests/golden/center/center.gir", 300);
 }
 
-/// W1b (examples/enkf_orig.gir): both covariances are centered, C_yy becomes a syrk
-/// and the solve a Cholesky; no LU is left.
-TEST(Centering, UncenteredEnkfBecomesCholesky) {
+/// W1b (examples/enkf_orig.gir): both covariances are centered, and the product
+/// with the solve goes through the inner N x N system like W1's, the R added to the
+/// right-hand side included; no LU is left.
+TEST(Centering, UncenteredEnkfGoesThroughTheInnerSystem) {
   auto g = ir::parseGraph(testing::readSourceFile("examples/enkf_orig.gir"), "enkf_orig.gir");
   expectMatchesUnoptimized(*g, 11, 1e-9);
   EXPECT_EQ(countersOf(*g, "center"), "centered 2");
+  EXPECT_EQ(countersOf(*g, "lower-linalg"), "syrk 1, inner-system 1");
   std::unique_ptr<ir::Graph> out = passes::runPipeline(*g, passes::defaultPipeline());
-  int cholesky = 0, syrk = 0;
-  for (const ir::Node* n : out->nodes()) {
+  for (const ir::Node* n : out->nodes())
     EXPECT_NE(n->op(), ir::Op::Solve);
-    cholesky += n->op() == ir::Op::Cholesky;
-    syrk += n->op() == ir::Op::Syrk;
-  }
-  EXPECT_EQ(cholesky, 1);
-  EXPECT_EQ(syrk, 1);
+}
+
+/// A right-hand side with diagonal terms (uniform and not) beside sigma*F and
+/// broadcast columns, against a non-uniform D, batched: the inner system keeps the
+/// numbers of the graph as written.
+TEST(Centering, InnerSystemTakesADiagonalInTheRightHandSide) {
+  auto g = ir::parseGraph(R"(
+graph @rhs_diagonal(%x: f64[2,5,7], %f: f64[2,7,7], %v: f64[2,7], %w: f64[2,7], %u: f64[2,7,1]) {
+  %g = matmul %f, %f {transpose_b}
+  %ev = exp %v
+  %d = diag %ev
+  %s = add %g, %d
+  %p = matmul %x, %f {transpose_b}
+  %ub = broadcast_to %u {shape=[2,7,7]}
+  %r0 = sub %ub, %f
+  %ew = exp %w
+  %e = diag %ew
+  %i = eye : f64[2,7,7]
+  %c = full {value=0.3} : f64[2,7,7]
+  %ci = mul %c, %i
+  %r1 = add %r0, %e
+  %r = sub %r1, %ci
+  %z = solve %s, %r
+  %k = matmul %p, %z
+  return %k
+}
+)");
+  expectMatchesUnoptimized(*g, 12, 1e-9);
+  EXPECT_EQ(countersOf(*g, "lower-linalg"), "syrk 1, inner-system 1");
 }
 
 /// The covariance (y*y' - n*m*m') / (n - 1) of d series of n samples.

@@ -173,8 +173,9 @@ private:
     }
     if (p.op() == Op::Syrk)
       return count("trace-product", sumMatrices(rw, rw.apply(Op::Square, {rw.map(p.operand(0))})));
-    if (p.op() != Op::Matmul || p.operand(0).node->op() == Op::Inverse ||
-        p.operand(1).node->op() == Op::Inverse)
+    const ir::TensorType& t = p.type(); // the trace of a non-square product is not a sum
+    if (p.op() != Op::Matmul || t.shape[t.rank() - 1] != t.shape[t.rank() - 2] ||
+        p.operand(0).node->op() == Op::Inverse || p.operand(1).node->op() == Op::Inverse)
       return std::nullopt;
     // trace(op(A)*op(B)) = sum(op(A) .* op(B)'); with one flag set, sum(A .* B).
     bool ta = p.attrs().flag("transpose_a"), tb = p.attrs().flag("transpose_b");

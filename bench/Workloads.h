@@ -1,8 +1,8 @@
 //===- bench/Workloads.h - The workloads' graphs as text -------*- C++ -*-===//
 //
-// The elementwise chain W3, layernorm W4, the batched SPD solves W5 and the
-// small-op latency case of shared/WORKLOADS.md as .gir text at any size and dtype,
-// shared by the CPU and GPU benchmarks.
+// The elementwise chain W3, layernorm W4, the batched SPD solves W5, the functions
+// W6 and W7 differentiate and the small-op latency case of shared/WORKLOADS.md as
+// .gir text at any size and dtype, shared by the CPU and GPU benchmarks.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -80,6 +80,40 @@ graph @batched_spd(%x: {0}[{1},{2},{3}], %b: {0}[{1},{2},1]) {{
   return %z
 }})",
                      dtype, batch, n, 2 * n);
+}
+
+/// W6: sum(Q) + sum(R) of the reduced QR factorization of an n x n f64 matrix.
+inline std::string qrLossGraph(int64_t n) {
+  return fmt::format(R"(
+graph @qr_loss(%a: f64[{0},{0}]) {{
+  %f:2 = qr %a
+  %sq = sum %f#0 {{axes=[0,1]}}
+  %sr = sum %f#1 {{axes=[0,1]}}
+  %l = add %sq, %sr
+  return %l
+}})",
+                     n);
+}
+
+/// W7: logdet(S) + sum(Y .* solve(S, Y)) / n with S = F F' + 0.1 I, F d x k, Y d x n.
+inline std::string gaussNllGraph(int64_t d, int64_t k, int64_t n) {
+  return fmt::format(R"(
+graph @gauss_nll(%f: f64[{0},{1}], %y: f64[{0},{2}]) {{
+  %g = matmul %f, %f {{transpose_b}}
+  %e = eye : f64[{0},{0}]
+  %t = full {{value=0.1}} : f64[{0},{0}]
+  %r = mul %t, %e
+  %s = add %g, %r
+  %ld = logdet %s
+  %x = solve %s, %y
+  %m = mul %y, %x
+  %q = sum %m {{axes=[0,1]}}
+  %c = full {{value={2}.0}} : f64[]
+  %qn = div %q, %c
+  %l = add %ld, %qn
+  return %l
+}})",
+                     d, k, n);
 }
 
 } // namespace graphc::bench

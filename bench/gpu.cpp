@@ -1,6 +1,6 @@
-//===- bench/gpu.cpp - graphc on the GPU: W1-W4 and the small op ----------===//
+//===- bench/gpu.cpp - graphc on the GPU: W1-W7 and the small op ----------===//
 //
-// Usage: bench_gpu [--repeat R] [--workloads W1,W2,W3,W4,W5,small-op]
+// Usage: bench_gpu [--repeat R] [--workloads W1,W2,W3,W4,W5,W6,W7,small-op]
 //
 // Compiles each workload of shared/WORKLOADS.md through the default pipeline on the
 // "cuda" backend, with inputs already on the device, and prints one JSON line per
@@ -20,6 +20,7 @@
 #include "examples/Timing.h"
 
 #include "ir/Parser.h"
+#include "passes/Derivative.h"
 #include "runtime/core/Compile.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/CudaBackend.h"
@@ -67,8 +68,10 @@ struct Case {
   std::string name;
   std::unique_ptr<ir::Graph> graph, graph64; ///< the case, and its f64 twin for the reference
   std::vector<double> scales;                ///< per input: the standard deviation
-  int deferred = 0;         ///< > 0: time this many enqueued runs and one finish(), per run
-  bool memoryBound = false; ///< also time the copy floor
+  int deferred = 0;                 ///< > 0: time this many enqueued runs and one finish(), per run
+  bool memoryBound = false;         ///< also time the copy floor
+  std::vector<Array> inputs64 = {}; ///< given f64 inputs; random (by `scales`) when empty
+  size_t checked = 0;               ///< the output whose error is reported
 };
 
 /// One JSON line of shared/WORKLOADS.md's format, with `extra` fields before the
@@ -101,8 +104,8 @@ double copyFloorMs(const OptimizedExecutable& exe, int calls) {
   cudaGraphExec_t exec;
   GRAPHC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   GRAPHC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  GRAPHC_CUDA_CHECK(cudaMemcpyAsync(to.rawData(), from.rawData(), floats * 4,
-                                    cudaMemcpyDeviceToDevice, stream));
+  GRAPHC_CUDA_CHECK(
+      cudaMemcpyAsync(to.rawData(), from.rawData(), floats * 4, cudaMemcpyDeviceToDevice, stream));
   GRAPHC_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   GRAPHC_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   auto copy = [&] {
@@ -118,16 +121,16 @@ double copyFloorMs(const OptimizedExecutable& exe, int calls) {
 }
 
 void runCase(const Case& c, int repeats) {
-  std::vector<Array> inputs64;
+  std::vector<Array> inputs64 = c.inputs64;
   uint64_t seed = 1;
-  for (size_t i = 0; i < c.graph64->params().size(); ++i) {
+  for (size_t i = inputs64.size(); i < c.graph64->params().size(); ++i) {
     Array a = Array::randomNormal(DType::F64, c.graph64->params()[i]->type().shape, seed++);
     std::vector<double> v = a.toVector<double>();
     for (double& x : v)
       x *= c.scales.empty() ? 1.0 : c.scales[i];
     inputs64.push_back(Array::fromVector(v, a.shape()));
   }
-  Array reference = compile(*c.graph64, getBackend("cpu"))->run(inputs64)[0];
+  Array reference = compile(*c.graph64, getBackend("cpu"))->run(inputs64)[c.checked];
   cuda::emptyOnDevice(DType::F32, {1}); // the CUDA context, before the timed compile
   std::unique_ptr<OptimizedExecutable> exe;
   double compileMs = examples::timeMs([&] { exe = compile(*c.graph, getBackend("cuda")); });
@@ -161,10 +164,58 @@ void runCase(const Case& c, int repeats) {
                          : "prepared run into device outputs",
               ms,
               fmt::format(", \"compile_ms\": {:.1f}, \"rel_err\": {:.2e}", compileMs,
-                          relativeError(cuda::toHost(outs[0]), reference)));
+                          relativeError(cuda::toHost(outs[c.checked]), reference)));
   if (c.memoryBound)
-    printRecord(c, "floor", "copy of the same bytes, a CUDA graph", copyFloorMs(*exe, calls),
-                "");
+    printRecord(c, "floor", "copy of the same bytes, a CUDA graph", copyFloorMs(*exe, calls), "");
+}
+
+/// 0.05 * randn(n, n) + diag(1 + j/n), W6's matrix.
+Array qrInput(int64_t n) {
+  std::vector<double> v = Array::randomNormal(DType::F64, {n, n}, 1).toVector<double>();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      v[i * n + j] = 0.05 * v[i * n + j] + (i == j ? 1.0 + static_cast<double>(j) / n : 0.0);
+  return Array::fromVector(v, {n, n});
+}
+
+/// W6 (the JVP and VJP of the QR loss, per call and deferred) and W7 (the gradient
+/// of the Gaussian NLL): derivative graphs (passes/Derivative.h) of Workloads.h's
+/// functions; the error is the tangent's or the gradient's.
+void autodiffCases(std::vector<Case>& out, bool w6, bool w7) {
+  using passes::DerivativeMode;
+  auto derived = [](const std::string& text, DerivativeMode mode) {
+    return passes::derivative(*ir::parseGraph(text), mode, {0});
+  };
+  for (int deferred : {0, 100})
+    for (auto [mode, name] :
+         {std::pair{DerivativeMode::Jvp, "jvp"}, std::pair{DerivativeMode::Grad, "vjp"}}) {
+      if (!w6)
+        break;
+      std::string g = bench::qrLossGraph(256);
+      out.push_back({"W6",
+                     fmt::format("qr256_f64_{}{}", name, deferred ? "_deferred_k100" : ""),
+                     derived(g, mode),
+                     derived(g, mode),
+                     {},
+                     deferred,
+                     false,
+                     {qrInput(256)},
+                     1});
+    }
+  for (auto [d, k] : {std::pair<int64_t, int64_t>{8192, 128}, {2048, 2048}}) {
+    if (!w7)
+      break;
+    std::string g = bench::gaussNllGraph(d, k, 512);
+    out.push_back({"W7",
+                   fmt::format("gauss_nll_grad_d{}_k{}_f64", d, k),
+                   derived(g, DerivativeMode::Grad),
+                   derived(g, DerivativeMode::Grad),
+                   {1.0 / std::sqrt(static_cast<double>(k)), 1.0},
+                   0,
+                   false,
+                   {},
+                   1});
+  }
 }
 
 std::vector<Case> cases(const std::string& workloads) {
@@ -208,6 +259,8 @@ std::vector<Case> cases(const std::string& workloads) {
       std::string g = bench::batchedSpdGraph(batch, n, "f64");
       text("W5", fmt::format("batched_spd_{}x{}_f64", batch, n), g, g);
     }
+  autodiffCases(out, workloads.find("W6") != std::string::npos,
+                workloads.find("W7") != std::string::npos);
   return out;
 }
 
@@ -215,7 +268,7 @@ std::vector<Case> cases(const std::string& workloads) {
 
 int main(int argc, char** argv) {
   int repeats = 20;
-  std::string workloads = "W1,W2,W3,W4,W5,small-op";
+  std::string workloads = "W1,W2,W3,W4,W5,W6,W7,small-op";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--repeat"))
       repeats = std::atoi(argv[i + 1]);

@@ -143,6 +143,9 @@ public:
         b = rw.apply(Op::Transpose, {b}, Attrs{{"perm", matrixSwap(b.type().rank())}});
       return ValueList{solve(rw, n.operand(0).node->operand(0), b)};
     }
+    if (n.op() == Op::Logdet || n.op() == Op::Det)
+      if (std::optional<Value> v = determinantLemma(rw, n))
+        return ValueList{*v};
     if (n.op() == Op::Matmul)
       if (std::optional<Gram> g = matchGram(n)) {
         stats_.count("syrk");
@@ -454,6 +457,21 @@ private:
 
   /// (D + c*U*U')^-1 B = Z - c*W*(I + c*U'*W)^-1 * U'*Z, with W = D^-1*U, Z = D^-1*B.
   Value woodbury(Rewriter& rw, const LowRankPlusDiagonal& w, Value b) {
+    Capacitance c = capacitance(rw, w);
+    Value z = rw.apply(Op::Mul, {b, alongRows(rw, c.dinv, b.type())});
+    Value t = rw.apply(Op::Matmul, {c.u, z}, Attrs{{"transpose_a", true}});
+    Value y = spdSolve(rw, c.matrix, t);
+    Value correction = rw.apply(Op::Matmul, {c.wm, y});
+    Value scaled = rw.apply(Op::Mul, {correction, rw.full(w.scale, correction.type())});
+    return rw.apply(Op::Sub, {z, scaled});
+  }
+
+  /// The pieces of Woodbury's k x k system for D + c*U*U', in the new graph.
+  struct Capacitance {
+    Value u, dinv, wm; ///< U, D^-1 as a vector, W = D^-1 U
+    Value matrix;      ///< I + c*U'*W
+  };
+  Capacitance capacitance(Rewriter& rw, const LowRankPlusDiagonal& w) {
     Value u = rw.map(w.factor);
     if (w.transposed)
       u = rw.apply(Op::Transpose, {u}, Attrs{{"perm", matrixSwap(u.type().rank())}});
@@ -461,16 +479,37 @@ private:
     int64_t k = ut.shape.back();
     Value dinv = rw.apply(Op::Reciprocal, {diagonalOf(rw, w.diagonal)});
     Value wm = rw.apply(Op::Mul, {u, alongRows(rw, dinv, ut)});
-    Value z = rw.apply(Op::Mul, {b, alongRows(rw, dinv, b.type())});
     Value scale = rw.full(w.scale, batchedLike(ut, {k, k}));
     Value gram = rw.apply(Op::Matmul, {u, wm}, Attrs{{"transpose_a", true}});
     Value eye = rw.target().apply(Op::Eye, {}, {}, {batchedLike(ut, {k, k})});
-    Value cap = rw.apply(Op::Add, {eye, rw.apply(Op::Mul, {gram, scale})});
-    Value t = rw.apply(Op::Matmul, {u, z}, Attrs{{"transpose_a", true}});
-    Value y = spdSolve(rw, cap, t);
-    Value correction = rw.apply(Op::Matmul, {wm, y});
-    Value scaled = rw.apply(Op::Mul, {correction, rw.full(w.scale, correction.type())});
-    return rw.apply(Op::Sub, {z, scaled});
+    return {u, dinv, wm, rw.apply(Op::Add, {eye, rw.apply(Op::Mul, {gram, scale})})};
+  }
+
+  /// logdet or det of `n`'s matrix D + c*U*U' by the matrix determinant lemma,
+  /// det(D + c*U*U') = det(D) * det(I + c*U'*D^-1*U), from the factor of Woodbury's
+  /// k x k system (shared with the Woodbury solves of the matrix), where that costs
+  /// less than factoring the n x n matrix (woodburyPays for one column).
+  std::optional<Value> determinantLemma(Rewriter& rw, const Node& n) {
+    Value a = n.operand(0);
+    const Structure& s = facts_[a];
+    std::optional<LowRankPlusDiagonal> w = matchGramPlusDiagonal(facts_, a);
+    if (s.lowRankPlusDiagonal == 0 || !w ||
+        !woodburyPays(a.type().shape.back(), s.lowRankPlusDiagonal, 1))
+      return std::nullopt;
+    Capacitance c = capacitance(rw, *w);
+    Value l = rw.apply(Op::Cholesky, {c.matrix}, Attrs{{"fallback", true}});
+    Value ld = rw.apply(Op::DiagPart, {l});
+    Value dd = diagonalOf(rw, w->diagonal);
+    Attrs last{{"axes", std::vector<int64_t>{ld.type().rank() - 1}}};
+    stats_.count("determinant-lemma");
+    if (n.op() == Op::Det) {
+      Value pl = rw.apply(Op::Prod, {ld}, last);
+      return rw.apply(Op::Mul, {rw.apply(Op::Prod, {dd}, last), rw.apply(Op::Mul, {pl, pl})});
+    }
+    Value sl = rw.apply(Op::Sum, {rw.apply(Op::Log, {ld})}, last);
+    Value two = rw.full(2, sl.type());
+    return rw.apply(Op::Add, {rw.apply(Op::Sum, {rw.apply(Op::Log, {dd})}, last),
+                              rw.apply(Op::Mul, {sl, two})});
   }
 
   const StructureMap& facts_;

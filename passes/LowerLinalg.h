@@ -13,6 +13,10 @@
 //   solve(triangular T, B)      -> triangular_solve(T, B)
 //   solve(D + c*U*U', B)        -> Woodbury with a k x k Cholesky, when the cost model
 //                                  says so (D a positive diagonal, U of rank k << n)
+//   logdet(D + c*U*U'), det     -> logdet(D) + logdet(I + c*U'D^-1 U) (the matrix
+//                                  determinant lemma) through the k x k Cholesky the
+//                                  Woodbury solves of the matrix share, where
+//                                  woodburyPays for one column
 //   solve(SPD S, B)             -> L = cholesky(S) {fallback}; two triangular solves
 //   anything else               -> stays solve (LU)
 //
@@ -49,7 +53,8 @@ namespace graphc::passes {
 bool woodburyPays(int64_t n, int64_t k, int64_t m);
 
 /// The lower-linalg pass. Counts "inverse-to-solve", "syrk", "identity", "diagonal",
-/// "triangular", "woodbury", "cholesky", "through-factor" and "inner-system" rewrites.
+/// "triangular", "woodbury", "determinant-lemma", "cholesky", "through-factor" and
+/// "inner-system" rewrites.
 std::unique_ptr<ir::Graph> lowerLinalg(const ir::Graph& g, PassStats& stats);
 
 } // namespace graphc::passes

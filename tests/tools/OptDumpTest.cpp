@@ -155,6 +155,17 @@ TEST(GraphcOpt, FactsShowWhyTheSolveWasLowered) {
   EXPECT_EQ(reparsed(r.out), runQuiet({"opt", kEnkf}).out);
 }
 
+/// With --facts, each graph follows the counters of the passes that changed it:
+/// W1b's covariances were centered, then its solve went through the inner system.
+TEST(GraphcOpt, FactsShowWhatEachPassChanged) {
+  ToolResult r = runQuiet({"opt", "--facts", sourcePath("examples/enkf_orig.gir")});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_THAT(r.out, StartsWith("// passes on @enkf_orig:\n// center: centered 2\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n// lower-linalg: syrk 1, inner-system 1\ngraph @enkf_orig("));
+  EXPECT_THAT(r.out, Not(HasSubstr("matmul-chains:"))) << "passes that changed nothing";
+  EXPECT_EQ(reparsed(r.out), runQuiet({"opt", sourcePath("examples/enkf_orig.gir")}).out);
+}
+
 TEST(GraphcOpt, VerifyEachIsAccepted) {
   ToolResult r = runQuiet({"opt", "--verify-each", kEnkf});
   ASSERT_EQ(r.exitCode, 0) << r.describe();

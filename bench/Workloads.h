@@ -1,8 +1,9 @@
 //===- bench/Workloads.h - The workloads' graphs as text -------*- C++ -*-===//
 //
 // The elementwise chain W3, layernorm W4, the batched SPD solves W5, the functions
-// W6 and W7 differentiate and the small-op latency case of shared/WORKLOADS.md as
-// .gir text at any size and dtype, shared by the CPU and GPU benchmarks.
+// W6 and W7 differentiate, the GP log marginal likelihood and the small-op latency
+// case of shared/WORKLOADS.md as .gir text at any size and dtype, shared by the CPU
+// and GPU benchmarks.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -114,6 +115,24 @@ graph @gauss_nll(%f: f64[{0},{1}], %y: f64[{0},{2}]) {{
   return %l
 }})",
                      d, k, n);
+}
+
+/// The GP log marginal likelihood logdet(K + I) + y' solve(K + I, y) with K = X X',
+/// X n x n (case gp_lml_n4096_f64): one Cholesky serves both terms.
+inline std::string gpLmlGraph(int64_t n, const char* dtype) {
+  return fmt::format(R"(
+graph @gp_lml(%x: {0}[{1},{1}], %y: {0}[{1},1]) {{
+  %k = matmul %x, %x {{transpose_b}}
+  %i = eye : {0}[{1},{1}]
+  %s = add %k, %i
+  %ld = logdet %s
+  %z = solve %s, %y
+  %q = matmul %y, %z {{transpose_a}}
+  %qs = reshape %q {{shape=[]}}
+  %out = add %ld, %qs
+  return %out
+}})",
+                     dtype, n);
 }
 
 } // namespace graphc::bench

@@ -1,6 +1,6 @@
 //===- bench/gpu.cpp - graphc on the GPU: W1-W7 and the small op ----------===//
 //
-// Usage: bench_gpu [--repeat R] [--workloads W1,W2,W3,W4,W5,W6,W7,small-op]
+// Usage: bench_gpu [--repeat R] [--workloads W1,W1b,W2,W3,W4,W5,W6,W7,GP,small-op]
 //
 // Compiles each workload of shared/WORKLOADS.md through the default pipeline on the
 // "cuda" backend, with inputs already on the device, and prints one JSON line per
@@ -218,6 +218,12 @@ void autodiffCases(std::vector<Case>& out, bool w6, bool w7) {
   }
 }
 
+/// True when the comma-separated `list` names workload `w`.
+bool selected(const std::string& list, const char* w) {
+  std::string padded = "," + list + ",";
+  return padded.find("," + std::string(w) + ",") != std::string::npos;
+}
+
 std::vector<Case> cases(const std::string& workloads) {
   std::vector<Case> out;
   auto enkf = [&](const char* w, std::string name, int64_t d, int64_t n, DType dtype) {
@@ -230,13 +236,19 @@ std::vector<Case> cases(const std::string& workloads) {
   auto text = [&](const char* w, std::string name, const std::string& f32, const std::string& f64) {
     out.push_back({w, std::move(name), ir::parseGraph(f32), ir::parseGraph(f64), {}});
   };
-  if (workloads.find("W1") != std::string::npos) {
+  if (selected(workloads, "W1")) {
     enkf("W1", "enkf_d3000_f64", 3000, 3000, DType::F64);
     enkf("W1", "enkf_d3000_f32", 3000, 3000, DType::F32);
   }
-  if (workloads.find("W2") != std::string::npos)
+  if (selected(workloads, "W1b")) // the uncentered form the report first wrote
+    out.push_back({"W1b",
+                   "enkf_orig_d3000_f64",
+                   examples::traceEnkfOrig(3000, DType::F64),
+                   examples::traceEnkfOrig(3000, DType::F64),
+                   {1.0, 10.0, 10.0}});
+  if (selected(workloads, "W2"))
     enkf("W2", "enkf_d16384_n128_f64", 16384, 128, DType::F64);
-  if (workloads.find("W3") != std::string::npos) {
+  if (selected(workloads, "W3")) {
     for (auto [name, n] : {std::pair{"chain_1024_f32_sync", int64_t{1024}},
                            std::pair{"chain_1m_f32", int64_t{1} << 20},
                            std::pair{"chain_16m_f32", int64_t{1} << 24}})
@@ -246,21 +258,24 @@ std::vector<Case> cases(const std::string& workloads) {
          bench::chainGraph(1024, "f64"));
     out.back().deferred = 100;
   }
-  if (workloads.find("W4") != std::string::npos) {
+  if (selected(workloads, "W4")) {
     text("W4", "layernorm_8192x4096_f32", bench::layernormGraph(8192, 4096, "f32"),
          bench::layernormGraph(8192, 4096, "f64"));
     out.back().memoryBound = true;
   }
-  if (workloads.find("small-op") != std::string::npos)
+  if (selected(workloads, "small-op"))
     text("small-op", "small_op_1024_f32", bench::addGraph(1024, "f32"),
          bench::addGraph(1024, "f64"));
-  if (workloads.find("W5") != std::string::npos)
+  if (selected(workloads, "W5"))
     for (auto [batch, n] : {std::pair<int64_t, int64_t>{4096, 32}, {512, 128}}) {
       std::string g = bench::batchedSpdGraph(batch, n, "f64");
       text("W5", fmt::format("batched_spd_{}x{}_f64", batch, n), g, g);
     }
-  autodiffCases(out, workloads.find("W6") != std::string::npos,
-                workloads.find("W7") != std::string::npos);
+  if (selected(workloads, "GP")) {
+    std::string g = bench::gpLmlGraph(4096, "f64");
+    text("GP", "gp_lml_n4096_f64", g, g);
+  }
+  autodiffCases(out, selected(workloads, "W6"), selected(workloads, "W7"));
   return out;
 }
 
@@ -268,7 +283,7 @@ std::vector<Case> cases(const std::string& workloads) {
 
 int main(int argc, char** argv) {
   int repeats = 20;
-  std::string workloads = "W1,W2,W3,W4,W5,W6,W7,small-op";
+  std::string workloads = "W1,W1b,W2,W3,W4,W5,W6,W7,GP,small-op";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--repeat"))
       repeats = std::atoi(argv[i + 1]);

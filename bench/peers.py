@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The peers on the workloads of shared/WORKLOADS.md, for side-by-side runs.
 
-Usage: python3 bench/peers.py [--workloads W1,W2,W3,W4,W5,small-op] [--repeat R]
+Usage: python3 bench/peers.py [--workloads W1,W1b,W2,W3,W4,W5,GP,small-op] [--repeat R]
 
 Runs PyTorch (eager, torch.compile, torch.compile with CUDA graphs and a hand-captured
 CUDA graph where those are the peer's best modes), JAX (jit) and CuPy (cupy.fuse for
@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 DATE = datetime.date.today().isoformat()
-ALL_WORKLOADS = "W1,W2,W3,W4,W5,small-op"
+ALL_WORKLOADS = "W1,W1b,W2,W3,W4,W5,GP,small-op"
 CHAIN_SIZES = (("chain_1024_f32_sync", 1024), ("chain_1m_f32", 1 << 20), ("chain_16m_f32", 1 << 24))
 DEFERRED_CALLS = 100
 
@@ -44,6 +44,23 @@ def enkf(xp, xi, y, obs, solve=None):
     cyy = yc @ yc.T / (n - 1)
     s = cyy + 0.1 * xp.eye(len(cyy), dtype=xi.dtype)
     return xi + cxy @ (solve or xp.linalg.solve)(s, obs - y)
+
+
+def enkf_orig(xp, xi, y, obs, solve=None):
+    """W1b: the update as the report first wrote it (uncentered, R on the right too)."""
+    n = xi.shape[1]
+    mx = xi.mean(axis=1, keepdims=True)
+    my = y.mean(axis=1, keepdims=True)
+    cxy = (xi @ y.T - n * (mx @ my.T)) / (n - 1)
+    cyy = (y @ y.T - n * (my @ my.T)) / (n - 1)
+    r = 0.1 * xp.eye(len(cyy), dtype=xi.dtype)
+    return xi + cxy @ (solve or xp.linalg.solve)(cyy + r, obs - y + r)
+
+
+def gp_lml(xp, x, y, solve=None):
+    """logdet(K + I) + y' solve(K + I, y), K = X X' (as a user writes it: slogdet, solve)."""
+    s = x @ x.T + xp.eye(len(x), dtype=x.dtype)
+    return xp.linalg.slogdet(s)[1] + (y.T @ (solve or xp.linalg.solve)(s, y))[0, 0]
 
 
 def batched_spd(xp, x, b, solve=None):
@@ -66,8 +83,8 @@ def add(xp, x, y):
     return x + y
 
 
-FORMULAS = {"enkf": enkf, "batched_spd": batched_spd, "chain": chain, "layernorm": layernorm,
-            "add": add}
+FORMULAS = {"enkf": enkf, "enkf_orig": enkf_orig, "gp_lml": gp_lml, "batched_spd": batched_spd,
+            "chain": chain, "layernorm": layernorm, "add": add}
 
 
 def cases(workloads):
@@ -78,6 +95,13 @@ def cases(workloads):
                   10 * rng.standard_normal((3000, 1)))
         yield Case("W1", "enkf_d3000_f64", "enkf", inputs, "float64", 1)
         yield Case("W1", "enkf_d3000_f32", "enkf", inputs, "float32", 1)
+    if "W1b" in workloads:
+        inputs = (rng.standard_normal((3000, 3000)), 10 * rng.standard_normal((3000, 3000)),
+                  10 * rng.standard_normal((3000, 1)))
+        yield Case("W1b", "enkf_orig_d3000_f64", "enkf_orig", inputs, "float64", 1)
+    if "GP" in workloads:
+        inputs = (rng.standard_normal((4096, 4096)), rng.standard_normal((4096, 1)))
+        yield Case("GP", "gp_lml_n4096_f64", "gp_lml", inputs, "float64", 1)
     if "W2" in workloads:
         inputs = (rng.standard_normal((16384, 128)), 10 * rng.standard_normal((16384, 128)),
                   10 * rng.standard_normal((16384, 1)))
@@ -158,6 +182,25 @@ def run_torch(args):
         s = cyy + 0.1 * torch.eye(cyy.shape[0], dtype=xi.dtype, device=xi.device)
         return xi + cxy @ solve(s, obs - y)
 
+    def enkf_orig_torch(xi, y, obs, solve):
+        n = xi.shape[1]
+        mx = xi.mean(1, keepdim=True)
+        my = y.mean(1, keepdim=True)
+        cxy = (xi @ y.T - n * (mx @ my.T)) / (n - 1)
+        cyy = (y @ y.T - n * (my @ my.T)) / (n - 1)
+        r = 0.1 * torch.eye(cyy.shape[0], dtype=xi.dtype, device=xi.device)
+        return xi + cxy @ solve(cyy + r, obs - y + r)
+
+    def gp_lml_torch(x, y):
+        s = x @ x.T + torch.eye(x.shape[0], dtype=x.dtype, device=x.device)
+        return torch.linalg.slogdet(s)[1] + (y.T @ torch.linalg.solve(s, y))[0, 0]
+
+    def gp_lml_cholesky_torch(x, y):
+        s = x @ x.T + torch.eye(x.shape[0], dtype=x.dtype, device=x.device)
+        lf = torch.linalg.cholesky(s)
+        w = torch.linalg.solve_triangular(lf, y, upper=False)
+        return 2 * torch.log(torch.diagonal(lf)).sum() + (w * w).sum()
+
     def batched_spd_torch(x, b, solve):
         n = x.shape[1]
         s = x @ x.mT / (2 * n) + 0.1 * torch.eye(n, dtype=x.dtype, device=x.device)
@@ -193,6 +236,9 @@ def run_torch(args):
 
     variants = {
         "enkf": solvers(enkf_torch),
+        "enkf_orig": solvers(enkf_orig_torch),
+        "gp_lml": [("slogdet + linalg.solve (LU)", gp_lml_torch),
+                   ("hand-written cholesky", gp_lml_cholesky_torch)],
         "batched_spd": solvers(batched_spd_torch),
         "chain": [("eager", chain_torch), ("torch.compile", compile_static(chain_torch)),
                   ("torch.compile, CUDA graphs", with_cuda_graphs(chain_torch)),
@@ -243,6 +289,12 @@ def run_jax(args):
     def cho_solve(s, rhs):
         return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(s), rhs)
 
+    def gp_lml_cholesky(x, y):
+        s = x @ x.T + jnp.eye(x.shape[0], dtype=x.dtype)
+        lf = jax.scipy.linalg.cholesky(s, lower=True)
+        w = jax.scipy.linalg.solve_triangular(lf, y, lower=True)
+        return 2 * jnp.log(jnp.diagonal(lf)).sum() + (w * w).sum()
+
     def jit(formula, **kwargs):
         return jax.jit(functools.partial(FORMULAS[formula], jnp, **kwargs))
 
@@ -250,7 +302,10 @@ def run_jax(args):
         return [("jit, solve (LU)", jit(formula)),
                 ("jit, hand-written cho_factor/cho_solve", jit(formula, solve=cho_solve))]
 
-    variants = {"enkf": solvers("enkf"), "batched_spd": solvers("batched_spd"),
+    variants = {"enkf": solvers("enkf"), "enkf_orig": solvers("enkf_orig"),
+                "batched_spd": solvers("batched_spd"),
+                "gp_lml": [("jit, slogdet + solve (LU)", jit("gp_lml")),
+                           ("jit, hand-written cholesky", jax.jit(gp_lml_cholesky))],
                 **{f: [("jit", jit(f))] for f in ("chain", "layernorm", "add")}}
     run_system(args, "jax", variants.get, lambda a, dtype: jnp.asarray(a, dtype=dtype),
                np.asarray, lambda out: out.block_until_ready())
@@ -263,6 +318,8 @@ def run_cupy(args):
         return chain(cp, x, w, b)
 
     variants = {"enkf": [("linalg.solve (LU)", functools.partial(enkf, cp))],
+                "enkf_orig": [("linalg.solve (LU)", functools.partial(enkf_orig, cp))],
+                "gp_lml": [("slogdet + linalg.solve (LU)", functools.partial(gp_lml, cp))],
                 "batched_spd": [("linalg.solve (LU)", functools.partial(batched_spd, cp))],
                 "chain": [("cupy.fuse", cp.fuse()(chain_cupy))],
                 "add": [("eager", functools.partial(add, cp))]}

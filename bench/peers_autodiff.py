@@ -16,11 +16,11 @@ against the same function differentiated by PyTorch in float64 on the CPU.
 import argparse
 import datetime
 import json
-import statistics
 import sys
-import time
 
 import numpy as np
+
+from peers import median_ms
 
 DATE = datetime.date.today().isoformat()
 K = 100
@@ -77,16 +77,6 @@ def reference(mode, arrays):
     import torch
     xs = [torch.tensor(a, dtype=torch.float64) for a in arrays]
     return torch_fns(torch)[mode](*xs)[1].numpy()
-
-
-def median_ms(call, repeat):
-    call()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def run(args, system, variant, fns, to_device, to_host, wait):

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Autodiff.h"
 
+#include "passes/Match.h"
+
 #include <array>
 #include <fmt/format.h>
 
@@ -189,11 +191,7 @@ Value DiffBuilder::matmul(Value a, Value b, bool ta, bool tb) {
 }
 
 Value DiffBuilder::mT(Value a) {
-  std::vector<int64_t> perm;
-  for (int64_t i = 0; i < a.type().rank(); ++i)
-    perm.push_back(i);
-  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-  return apply(Op::Transpose, {a}, Attrs{{"perm", perm}});
+  return apply(Op::Transpose, {a}, Attrs{{"perm", matrixSwap(a.type().rank())}});
 }
 
 Value DiffBuilder::triangularSolve(Value a, Value b, bool lower, bool rightSide, bool transposeA,

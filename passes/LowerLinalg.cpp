@@ -403,14 +403,6 @@ private:
     return rw.apply(Op::Solve, {na, b});
   }
 
-  static std::vector<int64_t> matrixSwap(int64_t rank) {
-    std::vector<int64_t> perm(rank);
-    for (int64_t i = 0; i < rank; ++i)
-      perm[i] = i;
-    std::swap(perm[rank - 1], perm[rank - 2]);
-    return perm;
-  }
-
   /// L = cholesky(a) {fallback}; solve L*Y = b; solve L'*X = Y.
   static Value spdSolve(Rewriter& rw, Value a, Value b) {
     Value l = rw.apply(Op::Cholesky, {a}, Attrs{{"fallback", true}});

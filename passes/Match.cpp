@@ -16,6 +16,14 @@ bool isIdentityPerm(const std::vector<int64_t>& perm) {
   return true;
 }
 
+std::vector<int64_t> matrixSwap(int64_t rank) {
+  std::vector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    perm[i] = i;
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return perm;
+}
+
 bool swapsMatrixAxes(const std::vector<int64_t>& perm) {
   int64_t r = static_cast<int64_t>(perm.size());
   if (r < 2 || perm[r - 2] != r - 1 || perm[r - 1] != r - 2)

@@ -14,6 +14,8 @@ namespace graphc::passes {
 bool isIdentityPerm(const std::vector<int64_t>& perm);
 /// True when `perm` swaps the last two axes and keeps the batch axes in place.
 bool swapsMatrixAxes(const std::vector<int64_t>& perm);
+/// The permutation of `rank` axes that swaps the last two.
+std::vector<int64_t> matrixSwap(int64_t rank);
 /// True when broadcasting `from` to `to` leaves each matrix (the last two axes) as it
 /// is, adding or widening batch axes only.
 bool broadcastKeepsMatrices(const ir::TensorType& from, const ir::TensorType& to);

@@ -44,6 +44,8 @@ public:
   Reassociator(const ir::Graph& g, PassStats& stats) : uses_(useCounts(g)), stats_(stats) {}
 
   std::optional<ValueList> operator()(Rewriter& rw, const Node& n) {
+    if (std::optional<Value> d = distributed(rw, n))
+      return ValueList{*d};
     if (n.op() != Op::Matmul || n.attrs().flag("transpose_a"))
       return std::nullopt;
     Value a = n.operand(0), b = n.operand(1);
@@ -71,6 +73,58 @@ public:
   }
 
 private:
+  /// matmul(M, C) (or M' C) with C thin (at most half as many columns as M has rows
+  /// after the transpose) and M a sum of products, solves and identities: each term
+  /// times C, never forming M.
+  std::optional<Value> distributed(Rewriter& rw, const Node& n) {
+    if (n.op() != Op::Matmul || n.attrs().flag("transpose_b"))
+      return std::nullopt;
+    Value m = n.operand(0), c = n.operand(1);
+    bool ta = n.attrs().flag("transpose_a");
+    if (!expands(m.node->op()) || 2 * dims(c, false).second > dims(m, ta).second)
+      return std::nullopt;
+    stats_.count("distributed");
+    return times(rw, m, ta, rw.map(c), 6);
+  }
+
+  static bool expands(Op op) {
+    return op == Op::Add || op == Op::Sub || op == Op::Neg || op == Op::Solve || op == Op::Eye;
+  }
+
+  /// op(m) * c in the new graph, m of the source graph and c of the new one, op the
+  /// transpose when `t`; terms are expanded up to `depth` levels.
+  Value times(Rewriter& rw, Value m, bool t, Value c, int depth) {
+    const Node* n = m.node;
+    auto rec = [&](Value v, bool tv, Value cv) { return times(rw, v, tv, cv, depth - 1); };
+    if (depth > 0)
+      switch (n->op()) {
+      case Op::Add:
+      case Op::Sub:
+        return rw.apply(n->op(), {rec(n->operand(0), t, c), rec(n->operand(1), t, c)});
+      case Op::Neg:
+        return rw.apply(Op::Neg, {rec(n->operand(0), t, c)});
+      case Op::Eye:
+        if (dims(m, false).first == dims(m, false).second)
+          return c;
+        break;
+      case Op::Matmul: { // (X Y) C = X (Y C); (X Y)' C = Y' (X' C)
+        Value x = n->operand(0), y = n->operand(1);
+        bool tx = n->attrs().flag("transpose_a"), ty = n->attrs().flag("transpose_b");
+        return t ? rec(y, !ty, rec(x, !tx, c)) : rec(x, tx, rec(y, ty, c));
+      }
+      case Op::Solve: { // A^-1 B C;  (A^-1 B)' C = B' (A'^-1 C)
+        Value a = rw.map(n->operand(0));
+        if (!t)
+          return rw.apply(Op::Solve, {a, rec(n->operand(1), false, c)});
+        Value at = rw.apply(Op::Transpose, {a}, Attrs{{"perm", matrixSwap(a.type().rank())}});
+        return rec(n->operand(1), true, rw.apply(Op::Solve, {at, c}));
+      }
+      default:
+        break;
+      }
+    return rw.apply(Op::Matmul, {rw.map(m), c}, Attrs{{"transpose_a", t}});
+  }
+
   std::vector<unsigned> uses_; // by source node id
   PassStats& stats_;
 };

@@ -51,7 +51,8 @@ graph @smooth(%x: f64[3,4]) {
   %n = neg %x
   return %a, %b, %c, %d, %f, %g, %h, %i, %j, %k, %l, %m, %n
 }
-)", 1},
+)",
+       1},
       {"ElementwiseKinks", R"(
 graph @kinks(%x: f64[5,3]) {
   %a = abs %x
@@ -66,7 +67,8 @@ graph @kinks(%x: f64[5,3]) {
   %u = mul %t, %x
   return %a, %r, %u
 }
-)", 5},
+)",
+       5},
       {"ElementwiseBinary", R"(
 graph @arith(%x: f64[4,3], %y: f64[4,3]) {
   %a = add %x, %y
@@ -91,7 +93,8 @@ graph @select(%x: f64[6], %y: f64[6]) {
   %t = mul %s, %s
   return %t, %b
 }
-)", 11},
+)",
+       11},
       {"ShapeOps", R"(
 graph @moves(%x: f64[3,4], %v: f64[4]) {
   %b = broadcast_to %v {shape=[2,3,4]}
@@ -116,7 +119,8 @@ graph @batched(%x: f64[2,3,3], %y: f64[2,1,3]) {
   %p = transpose %m {perm=[2,0,1]}
   return %d, %t, %p
 }
-)", 21},
+)",
+       21},
       {"Reductions", R"(
 graph @reduce(%x: f64[3,4,2]) {
   %s = sum %x {axes=[1]}
@@ -130,7 +134,8 @@ graph @reduce(%x: f64[3,4,2]) {
   %all = sum %x {axes=[0,1,2]}
   return %s, %m, %v, %v2, %p, %mx, %mn, %a, %all
 }
-)", 31},
+)",
+       31},
       {"MatmulAndSyrk", R"(
 graph @products(%a: f64[3,4], %b: f64[4,5], %c: f64[5,4], %x: f64[2,3,4]) {
   %p = matmul %a, %b
@@ -143,7 +148,8 @@ graph @products(%a: f64[3,4], %b: f64[4,5], %c: f64[5,4], %x: f64[2,3,4]) {
   %y = matmul %x, %x {transpose_b}
   return %p, %q, %r, %s, %k, %kt, %kb, %y
 }
-)", 41},
+)",
+       41},
       {"Solves", R"(
 graph @solve(%a: f64[4,4], %b: f64[4,3], %c: f64[2,3,3], %d: f64[2,3,1]) {
   %x = solve %a, %b
@@ -167,6 +173,19 @@ graph @spd(%z: f64[5,3], %b: f64[5,2]) {
   %ld = logdet %s
   return %l, %u, %x, %ld
 }
+graph @gauss_nll(%f: f64[8,2], %y: f64[8,3]) {
+  %g = matmul %f, %f {transpose_b}
+  %e = eye : f64[8,8]
+  %t = full {value=0.1} : f64[8,8]
+  %r = mul %t, %e
+  %s = add %g, %r
+  %ld = logdet %s
+  %x = solve %s, %y
+  %m = mul %y, %x
+  %q = sum %m {axes=[0,1]}
+  %l = add %ld, %q
+  return %l
+}
 graph @assume(%a: f64[4,4], %b: f64[4,2]) {
   %g = matmul %a, %a {transpose_b}
   %s = assume_spd %g
@@ -184,7 +203,8 @@ graph @assume(%a: f64[4,4], %b: f64[4,2]) {
   %v = solve %ad, %b
   return %x, %y, %z, %w, %v
 }
-)", 51},
+)",
+       51},
       {"Factorizations", R"(
 graph @lu(%a: f64[4,4], %c: f64[2,3,3]) {
   %f:3 = lu %a
@@ -205,7 +225,8 @@ graph @qr_wide(%a: f64[3,5], %b: f64[2,2,4]) {
   %g:2 = qr %b
   return %f#0, %f#1, %g#0, %g#1
 }
-)", 71},
+)",
+       71},
       {"TriangularSolveEveryFlag", triangularSolves(), 61},
   };
   return families;

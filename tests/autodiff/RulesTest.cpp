@@ -10,6 +10,7 @@
 
 #include "ir/Parser.h"
 #include "passes/Autodiff.h"
+#include "passes/Derivative.h"
 
 #include <gtest/gtest.h>
 
@@ -29,6 +30,48 @@ TEST_P(AutodiffRules, MatchFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(Families, AutodiffRules, ::testing::ValuesIn(testing::ruleFamilies()),
                          [](const auto& info) { return info.param.name; });
+
+/// Second order: the gradient graph of a scalar loss is itself checked like a rule,
+/// so its JVP (forward over reverse: Hessian-vector products) meets finite
+/// differences of the gradient, and its VJP (reverse over reverse) the identity.
+TEST(AutodiffRule, SecondOrderThroughGradientGraphs) {
+  ir::Module m = ir::parseModule(R"(
+graph @smooth(%x: f64[3,4], %w: f64[4,2]) {
+  %p = matmul %x, %w
+  %t = tanh %p
+  %e = exp %t
+  %l = sum %e {axes=[0,1]}
+  return %l
+}
+graph @logdet_solve(%y: f64[4,3], %b: f64[4,2]) {
+  %g = syrk %y
+  %i = eye : f64[4,4]
+  %s = add %g, %i
+  %ld = logdet %s
+  %x = solve %s, %b
+  %m = mul %x, %b
+  %q = sum %m {axes=[0,1]}
+  %l = add %ld, %q
+  return %l
+}
+graph @qr(%a: f64[5,3]) {
+  %f:2 = qr %a
+  %q = square %f#0
+  %sq = sum %q {axes=[0,1]}
+  %sr = sum %f#1 {axes=[0,1]}
+  %l = add %sq, %sr
+  return %l
+}
+)",
+                                 "second_order.gir");
+  for (const auto& g : m.graphs) {
+    std::vector<unsigned> wrt;
+    for (unsigned i = 0; i < g->params().size(); ++i)
+      wrt.push_back(i);
+    auto gradient = passes::derivative(*g, passes::DerivativeMode::Grad, wrt);
+    testing::checkDerivatives(*gradient, 81);
+  }
+}
 
 TEST(AutodiffRule, CastsBetweenFloatTypes) {
   // Through f32 the finite differences are too coarse: check that the tangent of

@@ -52,28 +52,30 @@ void PipelineFlags::declare(ArgParser& parser) {
                 &batch_);
 }
 
+/// The modes of --derive.
+constexpr std::pair<const char*, passes::DerivativeMode> kDeriveModes[] = {
+    {"jvp", passes::DerivativeMode::Jvp},
+    {"vjp", passes::DerivativeMode::Vjp},
+    {"grad", passes::DerivativeMode::Grad},
+};
+
 ir::Module PipelineFlags::transformed(ir::Module module) const {
   if (derive_.empty() && !wrt_.empty())
     throw UsageError("--wrt needs --derive");
   if (!derive_.empty()) {
-    std::optional<passes::DerivativeMode> mode = derive_ == "jvp"   ? passes::DerivativeMode::Jvp
-                                                 : derive_ == "vjp" ? passes::DerivativeMode::Vjp
-                                                 : derive_ == "grad"
-                                                     ? std::optional(passes::DerivativeMode::Grad)
-                                                     : std::nullopt;
-    if (!mode)
+    const auto* mode =
+        llvm::find_if(kDeriveModes, [&](const auto& m) { return derive_ == m.first; });
+    if (mode == std::end(kDeriveModes))
       throw UsageError(fmt::format("--derive '{}' is not jvp, vjp or grad", derive_));
-    std::vector<std::string> names;
-    for (llvm::StringRef rest = wrt_; !rest.empty();) {
-      auto [name, tail] = rest.split(',');
-      names.push_back(name.str());
-      rest = tail;
-    }
+    llvm::SmallVector<llvm::StringRef, 4> parts;
+    llvm::StringRef(wrt_).split(parts, ',', -1, /*KeepEmpty=*/false);
+    std::vector<std::string> names(parts.begin(), parts.end());
     for (auto& g : module.graphs) {
+      // Without --wrt: every floating-point parameter.
       std::vector<unsigned> wrt = passes::paramIndices(*g, names);
       if (names.empty())
         llvm::erase_if(wrt, [&](unsigned i) { return !ir::isFloat(g->params()[i]->type().dtype); });
-      g = passes::derivative(*g, *mode, wrt);
+      g = passes::derivative(*g, mode->second, wrt);
     }
   }
   return batchedModule(std::move(module), batch_);

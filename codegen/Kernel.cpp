@@ -14,9 +14,12 @@
 #include "ir/Printer.h"
 #include "support/Error.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace graphc::codegen {
@@ -54,21 +57,50 @@ struct Unsupported {
   std::string why;
 };
 
+/// A value to emit: `v` read in `space` through index map `m`.
+struct Request {
+  Value v;
+  Space space;
+  Map m;
+};
+
+/// The memo key of a request: the value, its space and its index map.
+using MemoKey =
+    std::tuple<const Node*, unsigned, Space, bool, std::vector<int64_t>, std::vector<int64_t>>;
+
+/// How a pending request's instruction is formed from its operands' instructions.
+enum class Finish : uint8_t {
+  Compute, ///< an elementwise instruction over the operands
+  Forward, ///< the request is its one operand (a relabel, a re-mapped reduction)
+  Segment, ///< a Segment of the operand
+  Reduce,  ///< a Reduce of the operand
+};
+
+/// A request waiting for the instructions of its operands.
+struct Pending {
+  MemoKey key;
+  Request req;
+  Finish finish;
+  std::vector<Request> operands;
+  std::vector<int> args; ///< the operands' instructions, in order, as they are emitted
+};
+
+/// Emits requests with an explicit stack (a chain of 100,000 ops is as deep: no
+/// recursion), each value once per (space, map).
 class Builder {
 public:
-  Builder(const std::vector<const Node*>& nodes, Kernel& k) : nodes_(nodes), k_(k) {}
+  Builder(const std::vector<const Node*>& nodes, Kernel& k)
+      : members_(nodes.begin(), nodes.end()), k_(k) {}
 
   int emitOutput(Value v, Space space) {
     Map m;
     m.flat = true;
     m.strides = denseStrides(k_.shape(space));
-    return emit(v, space, m);
+    return emit({v, space, m});
   }
 
 private:
-  bool isMember(const Node* n) const {
-    return std::find(nodes_.begin(), nodes_.end(), n) != nodes_.end();
-  }
+  bool isMember(const Node* n) const { return members_.count(n) != 0; }
 
   /// `m` in per-axis form for a value of `shape`, or Unsupported.
   Map toAxes(const Map& m, llvm::ArrayRef<int64_t> shape, Space space) const {
@@ -120,54 +152,120 @@ private:
     return static_cast<int>(k_.insts.size()) - 1;
   }
 
-  int emit(Value v, Space space, const Map& m) {
-    bool uniform = isMember(v.node) && passes::computedSource(*v.node) &&
-                   !SourceIndex::of(*v.node).readsIndex();
-    Map keyMap = uniform ? Map{} : m;
-    auto key = std::make_tuple(v.node, v.index, space, keyMap.flat,
-                               std::vector<int64_t>(keyMap.axes.begin(), keyMap.axes.end()),
-                               std::vector<int64_t>(keyMap.strides.begin(), keyMap.strides.end()));
-    if (auto it = memo_.find(key); it != memo_.end())
-      return it->second;
-    int id = emitNew(v, space, m);
-    memo_[key] = id;
-    return id;
+  MemoKey keyOf(const Request& r) const {
+    const Node* n = r.v.node;
+    bool uniform = isMember(n) && passes::computedSource(*n) && !SourceIndex::of(*n).readsIndex();
+    Map keyMap = uniform ? Map{} : r.m;
+    return {n,
+            r.v.index,
+            r.space,
+            keyMap.flat,
+            std::vector<int64_t>(keyMap.axes.begin(), keyMap.axes.end()),
+            std::vector<int64_t>(keyMap.strides.begin(), keyMap.strides.end())};
   }
 
-  int emitNew(Value v, Space space, const Map& m) {
-    const Node& n = *v.node;
-    const ir::Shape& shape = v.type().shape;
+  /// The instruction of `root`, emitting what it reads first (operands in order,
+  /// depth first, as a recursive walk would).
+  int emit(const Request& root) {
+    std::vector<Pending> stack;
+    // Starts request `r`: its instruction when it needs no operands (or is memoized),
+    // else -1 with a Pending pushed.
+    auto start = [&](const Request& r) {
+      MemoKey key = keyOf(r);
+      if (auto it = memo_.find(key); it != memo_.end())
+        return it->second;
+      Pending p{std::move(key), r, Finish::Compute, {}, {}};
+      std::optional<int> now = plan(p);
+      if (!now) {
+        stack.push_back(std::move(p));
+        return -1;
+      }
+      memo_.emplace(std::move(p.key), *now);
+      return *now;
+    };
+    if (int id = start(root); id >= 0)
+      return id;
+    while (true) {
+      Pending& top = stack.back();
+      if (top.args.size() < top.operands.size()) {
+        Request next = top.operands[top.args.size()];
+        if (int id = start(next); id >= 0)
+          stack.back().args.push_back(id);
+        continue;
+      }
+      int id = finish(top);
+      memo_.emplace(std::move(top.key), id);
+      stack.pop_back();
+      if (stack.empty())
+        return id;
+      stack.back().args.push_back(id);
+    }
+  }
+
+  /// Fills in how `p` is computed: its instruction now when it reads no other value
+  /// of the kernel, else its operands and how to finish (returns nullopt).
+  std::optional<int> plan(Pending& p) {
+    const Request& r = p.req;
+    const Node& n = *r.v.node;
+    const ir::Shape& shape = r.v.type().shape;
     if (!isMember(&n)) {
-      Inst load{Inst::Kind::Load, space, v.type().dtype};
-      auto it = std::find(k_.inputs.begin(), k_.inputs.end(), v);
-      load.input = static_cast<int>(it - k_.inputs.begin());
-      if (it == k_.inputs.end())
-        k_.inputs.push_back(v);
-      load.strides = toFlat(m, shape, space).strides;
+      Inst load{Inst::Kind::Load, r.space, r.v.type().dtype};
+      auto [it, fresh] = inputIndex_.try_emplace({r.v.node, r.v.index}, k_.inputs.size());
+      if (fresh)
+        k_.inputs.push_back(r.v);
+      load.input = static_cast<int>(it->second);
+      load.strides = toFlat(r.m, shape, r.space).strides;
       return add(std::move(load));
     }
     switch (passes::fusionRole(n)) {
-    case passes::FusionRole::Elementwise: {
-      Inst c{Inst::Kind::Compute, space, v.type().dtype, &n};
+    case passes::FusionRole::Elementwise:
+      p.finish = Finish::Compute;
       for (Value operand : n.operands())
-        c.args.push_back(emit(operand, space, m));
-      return add(std::move(c));
-    }
+        p.operands.push_back({operand, r.space, r.m});
+      return std::nullopt;
     case passes::FusionRole::Relabel:
-      return emit(n.operand(0), space, relabel(n, m, space));
+      p.finish = Finish::Forward;
+      p.operands.push_back({n.operand(0), r.space, relabel(n, r.m, r.space)});
+      return std::nullopt;
     case passes::FusionRole::Reduction:
-      return emitReduction(v, space, m);
+      planReduction(p);
+      return std::nullopt;
     case passes::FusionRole::Source: {
       if (!passes::computedSource(n))
         throw Unsupported{fmt::format("{} is read, not computed", ir::opName(n.op()))};
-      Inst src{Inst::Kind::Source, space, v.type().dtype, &n};
+      Inst src{Inst::Kind::Source, r.space, r.v.type().dtype, &n};
       if (SourceIndex::of(n).readsIndex())
-        src.strides = toFlat(m, shape, space).strides;
+        src.strides = toFlat(r.m, shape, r.space).strides;
       return add(std::move(src));
     }
     default:
       throw Unsupported{fmt::format("{} cannot be part of a kernel", ir::opName(n.op()))};
     }
+  }
+
+  /// The instruction of `p` from its operands' instructions.
+  int finish(const Pending& p) {
+    const Request& r = p.req;
+    switch (p.finish) {
+    case Finish::Forward:
+      return p.args[0];
+    case Finish::Compute: {
+      Inst c{Inst::Kind::Compute, r.space, r.v.type().dtype, r.v.node};
+      c.args = p.args;
+      return add(std::move(c));
+    }
+    case Finish::Segment: {
+      Inst seg{Inst::Kind::Segment, Space::Domain, r.v.type().dtype};
+      seg.args = p.args;
+      return add(std::move(seg));
+    }
+    case Finish::Reduce: {
+      Inst red{Inst::Kind::Reduce, Space::Reduced, r.v.type().dtype, r.v.node};
+      red.args = p.args;
+      return add(std::move(red));
+    }
+    }
+    return -1;
   }
 
   /// The map of the operand of broadcast_to or reshape `n` read through `m`.
@@ -183,20 +281,25 @@ private:
     }
     if (m.flat || squeezed(from) != squeezed(to))
       return toFlat(m, to, space); // a reshape keeps the flat index
-    // Only unit axes come or go: the other axes keep their space axes, in order.
+    // Only unit axes come or go: the other axes keep their space axes, in order. A
+    // non-unit axis of `from` has its equal in `to` at or after j.
     Map out;
     size_t j = 0;
     for (int64_t d : from) {
-      while (to[j] == 1 && d != 1)
+      while (d != 1 && to[j] == 1)
         ++j;
       out.axes.push_back(d == 1 ? -1 : m.axes[j++]);
     }
     return out;
   }
 
-  int emitReduction(Value v, Space space, const Map& m) {
-    const ir::Shape& shape = v.type().shape;
-    Map am = toAxes(m, shape, space);
+  /// The operands of reduction value `p.req`: in the domain its accumulator in the
+  /// reduced space, read at the segment; in the reduced space its operand over the
+  /// domain (or, reached through another map, itself through the identity).
+  void planReduction(Pending& p) {
+    const Request& r = p.req;
+    const ir::Shape& shape = r.v.type().shape;
+    Map am = toAxes(r.m, shape, r.space);
     // In the reduced space each axis of the value follows itself; in the domain, the
     // kept domain axis it stands for (a keepdims unit axis follows none).
     bool keepdims = shape.size() == k_.domain.size();
@@ -207,28 +310,27 @@ private:
         follows.push_back(reduced ? -1 : static_cast<int64_t>(a));
     }
     for (size_t j = 0; j < shape.size(); ++j) {
-      int64_t want = space == Space::Reduced ? static_cast<int64_t>(j) : follows[j];
+      int64_t want = r.space == Space::Reduced ? static_cast<int64_t>(j) : follows[j];
       if (shape[j] != 1 && am.axes[j] != want)
         throw Unsupported{"a reduced value is read outside its segment"};
     }
-    if (space == Space::Domain) {
-      Inst seg{Inst::Kind::Segment, Space::Domain, v.type().dtype};
-      seg.args.push_back(emit(v, Space::Reduced, Map::identity(shape.size())));
-      return add(std::move(seg));
-    }
     Map identity = Map::identity(shape.size());
-    if (am.key() != identity.key()) // one accumulator however the reduced value is reached
-      return emit(v, Space::Reduced, identity);
-    Inst r{Inst::Kind::Reduce, Space::Reduced, v.type().dtype, v.node};
-    r.args.push_back(emit(v.node->operand(0), Space::Domain, Map::identity(k_.domain.size())));
-    return add(std::move(r));
+    if (r.space == Space::Domain) {
+      p.finish = Finish::Segment;
+      p.operands.push_back({r.v, Space::Reduced, identity});
+    } else if (am.key() != identity.key()) { // one accumulator however it is reached
+      p.finish = Finish::Forward;
+      p.operands.push_back({r.v, Space::Reduced, identity});
+    } else {
+      p.finish = Finish::Reduce;
+      p.operands.push_back({r.v.node->operand(0), Space::Domain, Map::identity(k_.domain.size())});
+    }
   }
 
-  const std::vector<const Node*>& nodes_;
+  llvm::DenseSet<const Node*> members_;
   Kernel& k_;
-  std::map<std::tuple<const Node*, unsigned, Space, bool, std::vector<int64_t>, std::vector<int64_t>>,
-           int>
-      memo_;
+  std::map<MemoKey, int> memo_;
+  std::map<std::pair<const Node*, unsigned>, size_t> inputIndex_;
 };
 
 /// The space an output of `k` lives in: the reduced space when its element count is
@@ -286,12 +388,16 @@ ir::Shape denseStrides(llvm::ArrayRef<int64_t> shape) {
 }
 
 void markNeeded(const Kernel& k, int inst, std::vector<bool>& needed) {
-  if (needed[inst])
-    return;
-  needed[inst] = true;
-  if (k.insts[inst].kind != Inst::Kind::Segment)
-    for (int a : k.insts[inst].args)
-      markNeeded(k, a, needed);
+  std::vector<int> work{inst};
+  while (!work.empty()) {
+    int i = work.back();
+    work.pop_back();
+    if (needed[i])
+      continue;
+    needed[i] = true;
+    if (k.insts[i].kind != Inst::Kind::Segment)
+      work.insert(work.end(), k.insts[i].args.begin(), k.insts[i].args.end());
+  }
 }
 
 int Kernel::stages() const {

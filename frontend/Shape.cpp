@@ -55,7 +55,8 @@ Tensor reshape(const Tensor& x, llvm::ArrayRef<int64_t> shape, SrcLoc loc) {
   if (inferred != dims.end()) {
     if (std::find(inferred + 1, dims.end(), -1) != dims.end())
       fail(ir::Op::Reshape, x.type(), "only one dimension may be -1", loc);
-    int64_t known = -ir::numElements(dims); // the -1 entry flips the sign
+    *inferred = 1; // the other entries' count (checked: they may be negative or huge)
+    int64_t known = ir::checkedNumElements(dims).value_or(0);
     if (known == 0 || x.numel() % known != 0)
       fail(ir::Op::Reshape, x.type(),
            fmt::format("cannot reshape {} elements to {}", x.numel(), ir::shapeString(shape)), loc);

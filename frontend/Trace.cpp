@@ -1,6 +1,8 @@
 //===- frontend/Trace.cpp - Graphs under construction ---------------------===//
 #include "frontend/Trace.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <atomic>
 #include <fmt/format.h>
@@ -45,35 +47,52 @@ bool TraceGraph::isLeaf(ir::Value v) const {
   return v.node->op() == ir::Op::Parameter || computed(v);
 }
 
-ir::Value TraceGraph::import(const TraceGraph& src, ir::Value v) {
+ir::Value TraceGraph::import(const TraceGraph& src, ir::Value root) {
   if (&src == this)
-    return v;
-  if (auto it = imported_.find(src.key(v)); it != imported_.end())
-    return it->second;
-  ir::Value out;
-  if (const Array* data = src.computed(v)) {
-    out = addBound(*data, v.node->loc());
-  } else if (v.node->op() == ir::Op::Parameter) {
+    return root;
+  // Depth first, operands in order, with an explicit stack (a chain of any length):
+  // an entry is expanded once (its operands pushed), then imported when they are.
+  std::vector<std::pair<ir::Value, bool>> work{{root, false}};
+  while (!work.empty()) {
+    auto [v, expanded] = work.back();
+    if (imported_.count(src.key(v))) {
+      work.pop_back();
+      continue;
+    }
+    bool leaf = src.computed(v) || v.node->op() == ir::Op::Parameter;
+    if (!leaf && !expanded) {
+      work.back().second = true;
+      for (ir::Value o : llvm::reverse(v.node->operands()))
+        work.push_back({o, false});
+      continue;
+    }
+    work.pop_back();
+    imported_.emplace(src.key(v), importOne(src, v));
+  }
+  return imported_.at(src.key(root));
+}
+
+ir::Value TraceGraph::importOne(const TraceGraph& src, ir::Value v) {
+  if (const Array* data = src.computed(v))
+    return addBound(*data, v.node->loc());
+  if (v.node->op() == ir::Op::Parameter) {
     const Array* data = src.binding(v.node);
     if (!data)
       throw Error(fmt::format("the symbolic tensor '%{}' ({}) is used outside the jit trace "
                               "that made it",
                               v.node->name(), v.type().str()),
                   v.node->loc());
-    out = addBound(*data, v.node->loc());
-  } else {
-    llvm::SmallVector<ir::Value, 4> operands;
-    for (ir::Value o : v.node->operands())
-      operands.push_back(import(src, o));
-    llvm::ArrayRef<TensorType> given;
-    if (v.node->kind() == ir::OpKind::Source)
-      given = v.node->types();
-    ir::Node* n = graph_.create(v.node->op(), operands, v.node->attrs(), given, v.node->loc(),
-                                v.node->name());
-    out = n->result(v.index);
+    return addBound(*data, v.node->loc());
   }
-  imported_.emplace(src.key(v), out);
-  return out;
+  llvm::SmallVector<ir::Value, 4> operands;
+  for (ir::Value o : v.node->operands())
+    operands.push_back(imported_.at(src.key(o)));
+  llvm::ArrayRef<TensorType> given;
+  if (v.node->kind() == ir::OpKind::Source)
+    given = v.node->types();
+  ir::Node* n =
+      graph_.create(v.node->op(), operands, v.node->attrs(), given, v.node->loc(), v.node->name());
+  return n->result(v.index);
 }
 
 std::shared_ptr<TraceGraph> currentGraph() {

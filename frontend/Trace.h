@@ -47,6 +47,9 @@ public:
   ir::Value import(const TraceGraph& src, ir::Value v);
 
 private:
+  /// Imports `v` of `src` whose operands are imported already.
+  ir::Value importOne(const TraceGraph& src, ir::Value v);
+
   using ValueKey = std::tuple<uint64_t, unsigned, uint32_t>; // graph serial, node id, index
   ValueKey key(ir::Value v) const { return {serial_, v.node->id(), v.index}; }
 

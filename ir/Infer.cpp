@@ -68,23 +68,18 @@ void requireSameShapes(const Rule& rule, llvm::ArrayRef<TensorType> ts) {
                  "operand shapes differ; broadcast explicitly with broadcast_to");
 }
 
-/// True when the element count of `shape` (no negative entries) fits in int64_t.
-bool countFits(llvm::ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    if (d == 0)
-      return true;
-  for (int64_t d : shape)
-    if (__builtin_mul_overflow(n, d, &n))
-      return false;
-  return true;
+/// A result type whose bytes fit in int64_t: a dense array of it has a size.
+void requireBytesFit(const Rule& rule, const TensorType& t) {
+  rule.require(checkedByteSize(t.dtype, t.shape).has_value(),
+               "{} has too many elements (more than 2^63 bytes)", t.str());
 }
 
 /// A shape given as an attribute: no negative entries, a representable element count.
 void requireValidShape(const Rule& rule, llvm::ArrayRef<int64_t> shape) {
   for (int64_t d : shape)
     rule.require(d >= 0, "negative dimension in shape {}", shapeString(shape));
-  rule.require(countFits(shape), "shape {} has too many elements", shapeString(shape));
+  rule.require(checkedNumElements(shape).has_value(), "shape {} has too many elements",
+               shapeString(shape));
 }
 
 void requireSameDType(const Rule& rule, const TensorType& a, const TensorType& b) {
@@ -119,7 +114,7 @@ TensorType checkSource(Op op, const Rule& rule, const Attrs& attrs,
   }
   for (int64_t d : t.shape)
     rule.require(d >= 0, "negative dimension in {}", t.str());
-  rule.require(countFits(t.shape), "{} has too many elements", t.str());
+  requireBytesFit(rule, t);
   return t;
 }
 
@@ -423,6 +418,8 @@ TypeList inferTypes(Op op, llvm::ArrayRef<TensorType> operands, const Attrs& att
     out = {inferElementwise(op, info.kind, rule, operands, attrs)};
     break;
   }
+  for (const TensorType& t : out)
+    requireBytesFit(rule, t);
   if (!given.empty()) {
     rule.require(given.size() == out.size(), "has {} result(s), {} type(s) given", out.size(),
                  given.size());

@@ -587,12 +587,15 @@ private:
         fail(fmt::format("'return' before the end of graph '@{}'", g->name()));
       parseStatement(*g);
     }
+    SourceLoc returnLoc = tok_.loc;
     consume();
-    if (tok_.kind == Tok::ValueName) {
-      do
-        g->addOutput(parseUse());
-      while (consumeIf(Tok::Comma));
-    }
+    if (tok_.kind != Tok::ValueName)
+      throw Error(
+          fmt::format("graph @{} returns nothing: 'return' needs at least one value", g->name()),
+          returnLoc);
+    do
+      g->addOutput(parseUse());
+    while (consumeIf(Tok::Comma));
     expect(Tok::RBrace, fmt::format("'}}' to close graph '@{}'", g->name()));
     return g;
   }

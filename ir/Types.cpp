@@ -1,6 +1,8 @@
 //===- ir/Types.cpp - Element types and static tensor types ---------------===//
 #include "ir/Types.h"
 
+#include "support/Error.h"
+
 #include "llvm/ADT/Hashing.h"
 
 #include <fmt/format.h>
@@ -45,11 +47,41 @@ int64_t dtypeSize(DType t) {
   return 0;
 }
 
-int64_t numElements(llvm::ArrayRef<int64_t> shape) {
+std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape) {
+  bool empty = false;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::nullopt;
+    empty |= d == 0;
+  }
+  if (empty)
+    return 0;
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::nullopt;
   return n;
+}
+
+std::optional<int64_t> checkedByteSize(DType dtype, llvm::ArrayRef<int64_t> shape) {
+  std::optional<int64_t> n = checkedNumElements(shape);
+  int64_t bytes = 0;
+  if (!n || __builtin_mul_overflow(*n, dtypeSize(dtype), &bytes))
+    return std::nullopt;
+  return bytes;
+}
+
+int64_t numElements(llvm::ArrayRef<int64_t> shape) {
+  if (std::optional<int64_t> n = checkedNumElements(shape))
+    return *n;
+  throw Error(fmt::format("shape {} has a negative dimension or more than 2^63 elements",
+                          shapeString(shape)));
+}
+
+int64_t TensorType::bytes() const {
+  if (std::optional<int64_t> b = checkedByteSize(dtype, shape))
+    return *b;
+  throw Error(fmt::format("{} needs more than 2^63 bytes", str()));
 }
 
 std::string shapeString(llvm::ArrayRef<int64_t> shape) {

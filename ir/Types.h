@@ -37,8 +37,17 @@ inline bool isNumeric(DType t) { return isFloat(t) || isInteger(t); }
 /// Dimensions of a tensor, outermost first (C order).
 using Shape = llvm::SmallVector<int64_t, 4>;
 
-/// Number of elements of a shape (1 for a scalar).
+/// Number of elements of a shape (1 for a scalar). Throws graphc::Error when a
+/// dimension is negative or the count does not fit in int64_t.
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
+/// The element count of `shape`, or nullopt when a dimension is negative or the
+/// count does not fit in int64_t. A zero dimension makes the count 0 whatever the
+/// others are. Every size check (parser, type rules, Array, .npy reader, memory
+/// plan) goes through this and checkedByteSize.
+std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);
+/// The bytes of a dense `dtype` array of `shape`, or nullopt as for
+/// checkedNumElements (or when the byte count does not fit in int64_t).
+std::optional<int64_t> checkedByteSize(DType dtype, llvm::ArrayRef<int64_t> shape);
 /// "[3,4]".
 std::string shapeString(llvm::ArrayRef<int64_t> shape);
 
@@ -52,7 +61,9 @@ struct TensorType {
 
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   int64_t numel() const { return numElements(shape); }
-  int64_t bytes() const { return numel() * dtypeSize(dtype); }
+  /// The bytes of a dense array of this type; throws graphc::Error when they do not
+  /// fit in int64_t (the type rules reject such types: see checkedByteSize).
+  int64_t bytes() const;
   /// "f64[3,4]".
   std::string str() const;
 

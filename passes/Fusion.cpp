@@ -14,6 +14,8 @@
 
 #include "passes/Rewrite.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <queue>
@@ -200,11 +202,13 @@ bool computedSource(const Node& n) {
 }
 
 std::vector<ir::Value> groupInputs(const FusionGroup& group) {
+  // Sets, not searches of the lists: a group of a 100,000-op chain is one kernel.
+  llvm::DenseSet<const Node*> members(group.nodes.begin(), group.nodes.end());
+  llvm::DenseSet<std::pair<const Node*, unsigned>> seen;
   std::vector<ir::Value> inputs;
   for (const Node* n : group.nodes)
     for (ir::Value v : n->operands())
-      if (std::find(group.nodes.begin(), group.nodes.end(), v.node) == group.nodes.end() &&
-          std::find(inputs.begin(), inputs.end(), v) == inputs.end())
+      if (!members.count(v.node) && seen.insert({v.node, v.index}).second)
         inputs.push_back(v);
   return inputs;
 }
@@ -291,6 +295,8 @@ void FusionState::join(const Node& n, int id) {
                              [](const Node* a, const Node* b) { return a->id() < b->id(); });
   g.nodes.insert(at, &n);
   groupOf_[n.id()] = id;
+  if (g.obstacle.empty())
+    g.obstacle = roleObstacle(n);
   if (isReduction(n)) {
     g.reductions.push_back(&n);
     g.domain = n.operand(0).type().shape;
@@ -319,9 +325,8 @@ FusionDecision canFuse(const Node& producer, int consumer, const FusionState& st
   if (std::string why = roleObstacle(producer); !why.empty())
     return FusionDecision::no(why);
   const FusionGroup& g = state.group(consumer);
-  for (const Node* m : g.nodes)
-    if (std::string why = roleObstacle(*m); !why.empty())
-      return FusionDecision::no(why);
+  if (!g.obstacle.empty())
+    return FusionDecision::no(g.obstacle);
   if (isReduction(producer))
     if (FusionDecision d = canJoinAsReduction(producer, consumer, state); !d)
       return d;

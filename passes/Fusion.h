@@ -75,6 +75,9 @@ struct FusionGroup {
   std::vector<const ir::Node*> nodes;
   std::vector<const ir::Node*> reductions; ///< every stage's; empty if none
   ir::Shape domain;                        ///< the shape a kernel iterates over
+  /// Why no producer may join: the first member's obstacle to fusion (members that
+  /// joined had none), kept so legality need not look at every member again.
+  std::string obstacle;
 };
 
 /// The values the members of `group` read that no member produces, each once, in

@@ -200,6 +200,9 @@ private:
     t.offset = r->columns;
     for (const auto& [c, v] : f->columns)
       t.offset.emplace_back(-t.sigma * c, v);
+    // R = 0*F: no form to take (and 0*F is not 0 where F holds inf)
+    if (t.sigma == 0 && t.offset.empty() && t.rhsDiagonal.empty())
+      return std::nullopt;
     const ir::TensorType &rt = solve.operand(1).type(), &ft = t.factor.type();
     double nn = ft.shape[ft.rank() - 2], k = ft.shape.back(), m = rt.shape.back();
     double rows = t.x ? n.type().shape[n.type().rank() - 2] : 0;

@@ -2,6 +2,7 @@
 #include "passes/Match.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace graphc::passes {
 
@@ -64,6 +65,9 @@ std::optional<Gram> matchGram(const Node& n) {
 
 std::optional<double> uniformValue(Value v) {
   const Node* n = v.node;
+  // Data movement keeps a uniform value: look through any chain of it (no recursion).
+  while (n->op() == Op::BroadcastTo || n->op() == Op::Reshape || n->op() == Op::Transpose)
+    n = n->operand(0).node;
   switch (n->op()) {
   case Op::Full:
     return n->attrs().getFloat("value");
@@ -73,10 +77,6 @@ std::optional<double> uniformValue(Value v) {
         !xs.empty() && std::all_of(xs.begin(), xs.end(), [&](double x) { return x == xs.front(); });
     return uniform ? std::optional<double>(xs.front()) : std::nullopt;
   }
-  case Op::BroadcastTo:
-  case Op::Reshape:
-  case Op::Transpose:
-    return uniformValue(n->operand(0));
   default:
     return std::nullopt;
   }
@@ -133,40 +133,54 @@ bool broadcastsColumn(const Node& n) {
          std::equal(from.shape.begin(), from.shape.end() - 1, to.shape.begin());
 }
 
-/// Adds c * v to `out`; false when that takes a second base.
-bool addColumnOffsets(ColumnOffsets& out, Value v, double c) {
-  const Node& n = *v.node;
-  if (broadcastsColumn(n)) {
-    out.columns.emplace_back(c, n.operand(0));
-    return true;
+/// Adds c * v to `out`; false when that takes a second base. Walks the sums with an
+/// explicit stack, left operand first (a chain of any length).
+bool addColumnOffsets(ColumnOffsets& out, Value root, double rootScale) {
+  std::vector<std::pair<Value, double>> work{{root, rootScale}};
+  while (!work.empty()) {
+    auto [v, c] = work.back();
+    work.pop_back();
+    const Node& n = *v.node;
+    if (broadcastsColumn(n)) {
+      out.columns.emplace_back(c, n.operand(0));
+      continue;
+    }
+    std::optional<double> c0 = n.operands().size() == 2 ? uniformValue(n.operand(0)) : std::nullopt;
+    std::optional<double> c1 = n.operands().size() == 2 ? uniformValue(n.operand(1)) : std::nullopt;
+    bool split = true;
+    switch (n.op()) {
+    case Op::Add:
+    case Op::Sub:
+      split = !c0 && !c1;
+      if (split) { // the right operand waits below the left one
+        work.emplace_back(n.operand(1), n.op() == Op::Add ? c : -c);
+        work.emplace_back(n.operand(0), c);
+      }
+      break;
+    case Op::Neg:
+      work.emplace_back(n.operand(0), -c);
+      break;
+    case Op::Mul:
+      split = c1 || c0;
+      if (split)
+        work.push_back(c1 ? std::pair(n.operand(0), c * *c1) : std::pair(n.operand(1), c * *c0));
+      break;
+    case Op::Div:
+      split = c1 && *c1 != 0;
+      if (split)
+        work.emplace_back(n.operand(0), c / *c1);
+      break;
+    default:
+      split = false;
+      break;
+    }
+    if (split)
+      continue;
+    if (out.base && *out.base != v)
+      return false;
+    out.base = v;
+    out.scale += c;
   }
-  std::optional<double> c0 = n.operands().size() == 2 ? uniformValue(n.operand(0)) : std::nullopt;
-  std::optional<double> c1 = n.operands().size() == 2 ? uniformValue(n.operand(1)) : std::nullopt;
-  switch (n.op()) {
-  case Op::Add:
-  case Op::Sub:
-    if (!c0 && !c1)
-      return addColumnOffsets(out, n.operand(0), c) &&
-             addColumnOffsets(out, n.operand(1), n.op() == Op::Add ? c : -c);
-    break;
-  case Op::Neg:
-    return addColumnOffsets(out, n.operand(0), -c);
-  case Op::Mul:
-    if (c1 || c0)
-      return c1 ? addColumnOffsets(out, n.operand(0), c * *c1)
-                : addColumnOffsets(out, n.operand(1), c * *c0);
-    break;
-  case Op::Div:
-    if (c1 && *c1 != 0)
-      return addColumnOffsets(out, n.operand(0), c / *c1);
-    break;
-  default:
-    break;
-  }
-  if (out.base && *out.base != v)
-    return false;
-  out.base = v;
-  out.scale += c;
   return true;
 }
 

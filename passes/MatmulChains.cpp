@@ -4,6 +4,8 @@
 #include "passes/Match.h"
 #include "passes/Rewrite.h"
 
+#include <cmath>
+
 namespace graphc::passes {
 namespace {
 
@@ -32,6 +34,14 @@ Scaled peelUniformScale(Value v) {
   return {v, Op::Mul, std::nullopt};
 }
 
+/// True when moving the scale `c` of a `dtype` product across a matmul keeps the
+/// intermediates' range: c and 1/c are normal numbers of the dtype.
+bool movableScale(double c, ir::DType dtype) {
+  if (dtype == ir::DType::F32)
+    return std::isnormal(static_cast<float>(c)) && std::isnormal(1.0f / static_cast<float>(c));
+  return std::isnormal(c) && std::isnormal(1.0 / c);
+}
+
 /// Rows and columns of a matmul operand as the product sees it.
 std::pair<int64_t, int64_t> dims(Value v, bool transposed) {
   const ir::TensorType& t = v.type();
@@ -52,7 +62,7 @@ public:
     Scaled s = peelUniformScale(a);
     const Node* inner = s.core.node;
     if (inner->op() != Op::Matmul || uses_[inner->id()] != 1 ||
-        (s.scale && uses_[a.node->id()] != 1))
+        (s.scale && (uses_[a.node->id()] != 1 || !movableScale(*s.scale, a.type().dtype))))
       return std::nullopt;
     Value x = inner->operand(0), y = inner->operand(1);
     bool ta = inner->attrs().flag("transpose_a"), tb = inner->attrs().flag("transpose_b");

@@ -22,6 +22,15 @@
 // so M is never formed. Reverse mode makes such M: the gradient of logdet(S) with
 // S = F F' + D is solve(S', I) * F, and with this a solve for F's k columns.
 //
+// Floating point. Re-association rounds differently (as every such rewrite does),
+// and moving c changes which intermediate overflows or underflows: with c a normal
+// number whose reciprocal is normal, that happens only where the original's
+// products are within a factor c of the range's ends. A scale that is 0, subnormal,
+// inf or NaN in the graph's dtype (or whose reciprocal is subnormal) makes the
+// intermediates' range the result's: dividing X*Y by n = 1e-320 overflows entries
+// that X*(Y*B)/n does not (inf - inf is NaN in one, +-inf in the other). The pass
+// leaves such chains alone, so the result is the one the written order gives.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 

@@ -8,12 +8,20 @@
 #include "passes/MemoryPlan.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace graphc::passes {
 namespace {
 
 using ir::Node;
 using ir::Value;
+
+/// Adds `bytes` to a byte total, saturating at INT64_MAX (each value's bytes fit,
+/// checked by ir::TensorType::bytes; a sum of many need not).
+void addBytes(int64_t& total, int64_t bytes) {
+  if (__builtin_add_overflow(total, bytes, &total))
+    total = INT64_MAX;
+}
 
 /// The state of one planning walk.
 class Planner {
@@ -104,12 +112,12 @@ private:
       slotOf(v) = slot;
       hold(slot, v);
       p_.setStorage(v, {Storage::Slot, slot});
-      p_.stats().intermediateBytes += v.type().bytes();
+      addBytes(p_.stats().intermediateBytes, v.type().bytes());
     }
     int64_t inUse = 0;
     for (size_t slot = 0; slot < busy_.size(); ++slot)
       if (busy_[slot] && p_.slots()[slot].donatedParam < 0)
-        inUse += p_.slots()[slot].bytes;
+        addBytes(inUse, p_.slots()[slot].bytes);
     p_.stats().peakBytes = std::max(p_.stats().peakBytes, inUse);
     for (Value in : s.inputs)
       if (int slot = slotOf(in); slot >= 0 && lastUse(in) == i &&
@@ -134,9 +142,9 @@ void planMemory(Program& p, const PlanOptions& options) {
   Planner(p, options).run();
   for (const Slot& s : p.slots())
     if (s.donatedParam < 0)
-      p.stats().slotBytes += s.bytes;
+      addBytes(p.stats().slotBytes, s.bytes);
   for (const Node* c : p.constants())
-    p.stats().constantBytes += c->type().bytes();
+    addBytes(p.stats().constantBytes, c->type().bytes());
 }
 
 Program lowerToProgram(const ir::Graph& g, const PlanOptions& options) {

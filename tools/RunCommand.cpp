@@ -78,7 +78,13 @@ std::vector<Array> gatherInputs(const ir::Graph& g, std::map<std::string, std::s
       inputs.push_back(a);
       files.erase(it);
     } else if (random) {
-      inputs.push_back(randomInput(p->type(), seed + inputs.size()));
+      try {
+        inputs.push_back(randomInput(p->type(), seed + inputs.size()));
+      } catch (const AllocationError& e) {
+        throw Error(
+            fmt::format("random input for parameter %{} of @{}: {}", name, g.name(), e.message()),
+            p->loc());
+      }
       ++numRandom;
     } else {
       throw Error(fmt::format("no input for parameter %{} ({}) of @{}: give --input {}=PATH.npy "
@@ -181,8 +187,13 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
   std::sort(times.begin(), times.end());
   fmt::print("time per run: {:.3f} ms (median of {})\n", times[times.size() / 2], repeat);
 
-  if (!outputDir.empty())
-    std::filesystem::create_directories(outputDir);
+  if (!outputDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(outputDir, ec);
+    if (ec)
+      throw Error(fmt::format("--output-dir {}: cannot create the directory: {}", outputDir,
+                              ec.message()));
+  }
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto [sum, abs] = checksums(outputs[i]);
     std::string line =

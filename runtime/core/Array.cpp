@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
+#include <new>
 #include <random>
 
 namespace graphc {
@@ -66,10 +68,29 @@ llvm::StringRef deviceName(Device d) {
   return d == Device::Host ? "host" : "cuda";
 }
 
+std::string describeAllocation(const ir::TensorType& type) {
+  std::optional<int64_t> bytes = ir::checkedByteSize(type.dtype, type.shape);
+  if (!bytes)
+    return fmt::format("{} needs more than 2^63 bytes", type.str());
+  static constexpr const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double scaled = static_cast<double>(*bytes);
+  size_t unit = 0;
+  while (scaled >= 1024 && unit + 1 < std::size(units)) {
+    scaled /= 1024;
+    ++unit;
+  }
+  return fmt::format("cannot allocate {} bytes ({:.1f} {}) for {}", *bytes, scaled, units[unit],
+                     type.str());
+}
+
 ir::Shape contiguousStrides(llvm::ArrayRef<int64_t> shape) {
+  // Zero extents count as 1, so the strides of a shape with a zero dimension can
+  // exceed its (zero) element count: checked as well.
   ir::Shape strides(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * std::max<int64_t>(shape[i + 1], 1);
+    if (__builtin_mul_overflow(strides[i + 1], std::max<int64_t>(shape[i + 1], 1), &strides[i]))
+      throw Error(
+          fmt::format("the strides of shape {} do not fit in int64_t", ir::shapeString(shape)));
   return strides;
 }
 
@@ -77,14 +98,21 @@ Array Array::empty(DType dtype, llvm::ArrayRef<int64_t> shape) {
   for (int64_t d : shape)
     if (d < 0)
       throw Error(fmt::format("array shape {} has a negative dimension", ir::shapeString(shape)));
+  ir::TensorType type(dtype, shape);
+  std::optional<int64_t> size = ir::checkedByteSize(dtype, shape);
+  if (!size)
+    throw AllocationError(describeAllocation(type));
   Array a;
   a.dtype_ = dtype;
   a.shape_.assign(shape.begin(), shape.end());
   a.strides_ = contiguousStrides(shape);
   int64_t n = ir::numElements(shape);
   // At least one byte so that data_ is never null for a valid array.
-  size_t bytes = static_cast<size_t>(std::max<int64_t>(n * ir::dtypeSize(dtype), 1));
-  a.buffer_ = std::shared_ptr<void>(::operator new(bytes), [](void* p) { ::operator delete(p); });
+  size_t bytes = static_cast<size_t>(std::max<int64_t>(*size, 1));
+  void* memory = ::operator new(bytes, std::nothrow);
+  if (!memory)
+    throw AllocationError(describeAllocation(type));
+  a.buffer_ = std::shared_ptr<void>(memory, [](void* p) { ::operator delete(p); });
   a.data_ = a.buffer_.get();
   a.lo_ = 0;
   a.hi_ = n;
@@ -235,8 +263,8 @@ Array Array::fromBuffer(DType dtype, llvm::ArrayRef<int64_t> shape, std::shared_
 }
 
 Array Array::reinterpret(DType dtype, llvm::ArrayRef<int64_t> shape) const {
-  int64_t bytes = ir::numElements(shape) * ir::dtypeSize(dtype);
-  if (!isContiguous() || bytes > (hi_ - lo_) * elementSize())
+  std::optional<int64_t> bytes = ir::checkedByteSize(dtype, shape);
+  if (!isContiguous() || !bytes || *bytes > (hi_ - lo_) * elementSize())
     throw Error(fmt::format("Array::reinterpret: {} does not fit in {}",
                             ir::TensorType(dtype, shape).str(), type().str()));
   Array v = *this;

@@ -34,6 +34,19 @@ namespace graphc {
 
 using ir::DType;
 
+/// Thrown when the memory for an array cannot be had: its byte count does not fit in
+/// int64_t, or the allocator refuses it. The message names the type and the bytes
+/// asked for; a caller that knows the array's name and position rethrows with them
+/// (see describeAllocation).
+class AllocationError : public Error {
+public:
+  using Error::Error;
+};
+
+/// "cannot allocate 8796093022208 bytes (8.0 TiB) for f64[1099511627776]", or, when
+/// the bytes do not fit in int64_t, "f64[...] needs more than 2^63 bytes".
+std::string describeAllocation(const ir::TensorType& type);
+
 /// Where an array's memory lives.
 enum class Device : uint8_t { Host, Cuda };
 

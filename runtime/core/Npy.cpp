@@ -1,6 +1,7 @@
 //===- runtime/core/Npy.cpp - Reading and writing NumPy .npy files --------===//
 #include "runtime/core/Npy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -90,7 +91,11 @@ private:
   }
   llvm::StringRef word() {
     skipSpace();
-    size_t n = text_.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+    // npos when the text ends inside the word: take_front and drop_front clamp to
+    // the text's length only when given at most that length.
+    size_t n =
+        std::min(text_.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+                 text_.size());
     llvm::StringRef w = text_.take_front(n);
     if (w != "True" && w != "False")
       fail("expected True or False");
@@ -102,7 +107,7 @@ private:
     expect('(');
     while (!accept(')')) {
       skipSpace();
-      size_t n = text_.find_first_not_of("0123456789");
+      size_t n = std::min(text_.find_first_not_of("0123456789"), text_.size());
       int64_t d = 0;
       if (n == 0 || text_.take_front(n).getAsInteger(10, d))
         fail("expected a dimension");
@@ -161,12 +166,16 @@ Array decodeNpy(llvm::StringRef bytes, llvm::StringRef name) {
     throw fail(fmt::format("dtype '{}' is not supported (bool, i32, i64, f32, f64 "
                            "little endian)",
                            descr));
-  Array a = Array::empty(*dtype, shape);
-  size_t size = static_cast<size_t>(a.numel() * a.elementSize());
-  if (bytes.size() - dataStart < size)
+  // The size the header claims is checked against the file before any allocation.
+  ir::TensorType type(*dtype, shape);
+  std::optional<int64_t> size = ir::checkedByteSize(*dtype, shape);
+  if (!size)
+    throw fail(fmt::format("the header's shape {} needs more than 2^63 bytes", type.str()));
+  if (bytes.size() - dataStart < static_cast<uint64_t>(*size))
     throw fail(fmt::format("truncated .npy file: {} data bytes for {}, {} expected",
-                           bytes.size() - dataStart, a.type().str(), size));
-  std::memcpy(a.rawData(), bytes.data() + dataStart, size);
+                           bytes.size() - dataStart, type.str(), *size));
+  Array a = Array::empty(*dtype, shape);
+  std::memcpy(a.rawData(), bytes.data() + dataStart, static_cast<size_t>(*size));
   return a;
 }
 

@@ -25,16 +25,23 @@ Step Step::of(const ir::Node& n) {
   return s;
 }
 
-void Step::fail(const std::string& message) const {
+std::string Step::who() const {
   std::string who = ir::opName(op).str();
   if (!name.empty())
     who += fmt::format(" (%{})", name);
+  return who;
+}
+
+void Step::fail(const std::string& message) const {
+  std::string who = this->who();
   if (attrs.flag("fallback")) // a step the compiler chose: the run can fall back
     throw FallbackError(fmt::format("{}: {}", who, message), loc);
   throw Error(fmt::format("{}: {}", who, message), loc);
 }
 
-Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands) {
+namespace {
+
+Arrays runNodeOfKind(const Step& s, llvm::ArrayRef<Array> operands) {
   switch (ir::opInfo(s.op).kind) {
   case ir::OpKind::Source:
     return runSource(s);
@@ -48,6 +55,16 @@ Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands) {
     return {operands[0]};
   default:
     return runElementwise(s, operands);
+  }
+}
+
+} // namespace
+
+Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands) {
+  try {
+    return runNodeOfKind(s, operands);
+  } catch (const AllocationError& e) {
+    throw AllocationError(fmt::format("{}: {}", s.who(), e.message()), s.loc);
   }
 }
 

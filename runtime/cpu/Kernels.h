@@ -48,12 +48,15 @@ struct Step {
   static Step of(const ir::Node& n);
 
   const ir::TensorType& type(unsigned i = 0) const { return types[i]; }
+  /// "op (%name)", or "op" for a node without a name.
+  std::string who() const;
   /// Throws graphc::Error "op (%name): message" at the node's location; a
   /// graphc::FallbackError for a step marked {fallback}.
   [[noreturn]] void fail(const std::string& message) const;
 };
 
-/// Runs any non-parameter node by its op family.
+/// Runs any non-parameter node by its op family. An array it cannot allocate is an
+/// AllocationError naming the node, at its position.
 Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands);
 /// Compiles `g` to its lowered program (the "cpu" backend's executables).
 std::unique_ptr<Executable> compileProgram(const ir::Graph& g);

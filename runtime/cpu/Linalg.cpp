@@ -4,12 +4,17 @@
 // leading (batch) axes, one BLAS/LAPACK call per batch item. Lapack<T> maps the
 // float and double routines to one name, so each op is written once.
 //
-// LAPACK failures are errors naming the op and batch item (counted from 0); matrix
-// positions follow LAPACK and count from 1:
+// LAPACK failures are errors naming the op and every failing batch item (counted
+// from 0); matrix positions follow LAPACK and count from 1:
 //   cholesky: matrix is not positive definite (batch item 2, leading minor 3)
-//   solve: matrix is singular (batch item 0, U(4,4) = 0)
+//   solve: matrix is singular in 2 of 64 batch items: 0 (U(4,4) = 0), 9 (U(1,1) = 0)
 // det of a singular matrix is 0 and logdet (log|det|) is -inf: those are values,
 // not failures. lu factors singular matrices too.
+//
+// NaN and Inf follow IEEE arithmetic as LAPACK itself computes it: LAPACKE's check
+// of its arguments for NaN (which makes a NaN operand an argument error) is off,
+// so a NaN in a solve's operands gives NaN results, as in NumPy and PyTorch. potrf
+// reports a NaN pivot as a leading minor that is not positive definite.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Kernels.h"
@@ -69,6 +74,47 @@ struct Matrices {
   }
 };
 
+/// Turns LAPACKE's NaN check of its arguments off (once): NaN operands are values.
+void ieeeLapack() {
+  static const bool off = (LAPACKE_set_nancheck(0), true);
+  (void)off;
+}
+
+/// The batch items a factorization failed on, with LAPACK's info for each: one
+/// error naming them all (the first few when there are many).
+class ItemFailures {
+public:
+  explicit ItemFailures(int64_t batch) : batch_(batch) {}
+
+  void add(int64_t b, lapack_int info) { items_.emplace_back(b, info); }
+
+  /// Fails `s` with "`what` (batch item 2, `detail(info)`)" for one item, or
+  /// "`what` in 3 of 64 batch items: 2 (`detail`), ..." for several.
+  template <typename Detail> void throwIfAny(const Step& s, const char* what, Detail detail) const {
+    if (items_.empty())
+      return;
+    if (items_.size() == 1)
+      s.fail(
+          fmt::format("{} (batch item {}, {})", what, items_[0].first, detail(items_[0].second)));
+    constexpr size_t kShown = 8;
+    std::string list;
+    for (size_t i = 0; i < std::min(items_.size(), kShown); ++i)
+      list += fmt::format("{}{} ({})", i ? ", " : "", items_[i].first, detail(items_[i].second));
+    if (items_.size() > kShown)
+      list += fmt::format(" and {} more", items_.size() - kShown);
+    s.fail(fmt::format("{} in {} of {} batch items: {}", what, items_.size(), batch_, list));
+  }
+
+private:
+  int64_t batch_;
+  std::vector<std::pair<int64_t, lapack_int>> items_;
+};
+
+/// "U(4,4) = 0": the zero pivot getrf's info names.
+std::string zeroPivot(lapack_int info) {
+  return fmt::format("U({},{}) = 0", info, info);
+}
+
 /// Throws for a LAPACK argument error (a bug here) or a workspace failure.
 void checkCall(const Step& s, lapack_int info, const char* routine, int64_t b) {
   if (info < 0)
@@ -91,10 +137,6 @@ template <typename T, typename F> Array factorLu(const Step& s, const Array& a, 
     f(b, p, ipiv.data(), info);
   }
   return lu;
-}
-
-[[noreturn]] void failSingular(const Step& s, int64_t b, lapack_int info) {
-  s.fail(fmt::format("matrix is singular (batch item {}, U({},{}) = 0)", b, info, info));
 }
 
 template <typename T> Array matmul(const Step& s, const Array& a, const Array& b) {
@@ -134,15 +176,17 @@ template <typename T> Array syrk(const Step& s, const Array& x) {
 template <typename T> Array solve(const Step& s, const Array& a, const Array& rhs) {
   Array x = rhs.clone();
   Matrices mx(x);
+  ItemFailures singular(mx.batch);
   factorLu<T>(s, a, [&](int64_t b, T* lu, lapack_int* ipiv, lapack_int info) {
     if (info > 0)
-      failSingular(s, b, info);
-    if (mx.size() == 0)
+      singular.add(b, info);
+    if (info > 0 || mx.size() == 0)
       return;
     info = Lapack<T>::getrs(LAPACK_ROW_MAJOR, 'N', mx.rows, mx.cols, lu, mx.rows, ipiv,
                             mx.item<T>(x, b), mx.ld());
     checkCall(s, info, "getrs", b);
   });
+  singular.throwIfAny(s, "matrix is singular", zeroPivot);
   return x;
 }
 
@@ -160,14 +204,16 @@ template <typename T> Array cholesky(const Step& s, const Array& a) {
   bool upper = s.attrs.flag("upper");
   Array l = a.clone();
   Matrices m(l);
+  ItemFailures indefinite(m.batch);
   for (int64_t b = 0; b < m.batch && m.rows > 0; ++b) {
     lapack_int info =
         Lapack<T>::potrf(LAPACK_ROW_MAJOR, upper ? 'U' : 'L', m.rows, m.item<T>(l, b), m.ld());
     checkCall(s, info, "potrf", b);
     if (info > 0)
-      s.fail(fmt::format("matrix is not positive definite (batch item {}, leading minor {})", b,
-                         info));
+      indefinite.add(b, info);
   }
+  indefinite.throwIfAny(s, "matrix is not positive definite",
+                        [](lapack_int info) { return fmt::format("leading minor {}", info); });
   zeroTriangle<T>(l, /*upperPart=*/!upper);
   return l;
 }
@@ -177,17 +223,23 @@ template <typename T> Array triangularSolve(const Step& s, const Array& a, const
   bool trans = s.attrs.flag("transpose_a"), unit = s.attrs.flag("unit_diagonal");
   Array x = rhs.clone();
   Matrices ma(a), mx(x);
+  ItemFailures singular(ma.batch);
   for (int64_t b = 0; b < ma.batch; ++b) {
     const T* pa = ma.item<T>(a, b);
-    for (int64_t i = 0; i < ma.rows && !unit; ++i)
+    lapack_int zero = 0; // the first zero on the diagonal, from 1
+    for (int64_t i = 0; i < ma.rows && !unit && !zero; ++i)
       if (pa[i * ma.cols + i] == T(0))
-        s.fail(fmt::format("matrix is singular (batch item {}, A({},{}) = 0)", b, i + 1, i + 1));
-    if (mx.size() == 0)
+        zero = static_cast<lapack_int>(i + 1);
+    if (zero)
+      singular.add(b, zero);
+    if (zero || mx.size() == 0)
       continue;
     Lapack<T>::trsm(CblasRowMajor, right ? CblasRight : CblasLeft, lower ? CblasLower : CblasUpper,
                     trans ? CblasTrans : CblasNoTrans, unit ? CblasUnit : CblasNonUnit, mx.rows,
                     mx.cols, T(1), pa, ma.ld(), mx.item<T>(x, b), mx.ld());
   }
+  singular.throwIfAny(s, "matrix is singular",
+                      [](lapack_int i) { return fmt::format("A({},{}) = 0", i, i); });
   return x;
 }
 
@@ -249,12 +301,15 @@ template <typename T> Arrays qr(const Step& s, const Array& a) {
 
 template <typename T> Array inverse(const Step& s, const Array& a) {
   Matrices m(a);
-  return factorLu<T>(s, a, [&](int64_t b, T* f, lapack_int* ipiv, lapack_int info) {
+  ItemFailures singular(m.batch);
+  Array out = factorLu<T>(s, a, [&](int64_t b, T* f, lapack_int* ipiv, lapack_int info) {
     if (info > 0)
-      failSingular(s, b, info);
-    if (m.rows > 0)
+      singular.add(b, info);
+    else if (m.rows > 0)
       checkCall(s, Lapack<T>::getri(LAPACK_ROW_MAJOR, m.rows, f, m.ld(), ipiv), "getri", b);
   });
+  singular.throwIfAny(s, "matrix is singular", zeroPivot);
+  return out;
 }
 
 /// det (or log|det| for logdet) from the LU factors: the product of U's diagonal
@@ -305,6 +360,7 @@ template <typename F> Arrays visitFloat(const Step& s, DType dtype, F&& f) {
 } // namespace
 
 Arrays runLinalg(const Step& s, llvm::ArrayRef<Array> xs) {
+  ieeeLapack();
   if (s.op == Op::Trace)
     return {trace(s, xs[0])};
   return visitFloat(s, xs[0].dtype(), [&](auto tag) -> Arrays {

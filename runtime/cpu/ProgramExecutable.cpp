@@ -50,7 +50,7 @@ public:
         graph_(passes::copyLive(g)),
         program_(passes::lowerToProgram(*graph_)) {
     for (const ir::Node* c : program_.constants())
-      constants_.push_back(runSource(Step::of(*c))[0]);
+      constants_.push_back(runNode(Step::of(*c), {})[0]); // names what it cannot allocate
     for (const passes::Step& s : program_.steps())
       steps_.push_back(prepare(s));
     lastUse_.assign(graph_->nodes().size(), -1);
@@ -181,8 +181,16 @@ private:
       return value(run, s.inputs[s.inPlaceOf[o]]).reinterpret(v.type().dtype, v.type().shape);
     int slot = program_.storage(v).index;
     Array& buffer = run.slots[slot];
-    if (!buffer.valid())
-      buffer = Array::empty(DType::F64, {(program_.slots()[slot].bytes + 7) / 8});
+    int64_t bytes = program_.slots()[slot].bytes;
+    if (!buffer.valid()) {
+      try {
+        buffer = Array::empty(DType::F64, {bytes / 8 + (bytes % 8 != 0)});
+      } catch (const AllocationError&) {
+        Step step = Step::of(*v.node);
+        throw AllocationError(fmt::format("{}: {}", step.who(), describeAllocation(v.type())),
+                              step.loc);
+      }
+    }
     return buffer.reinterpret(v.type().dtype, v.type().shape);
   }
 

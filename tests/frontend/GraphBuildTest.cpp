@@ -9,6 +9,7 @@
 
 #include "ir/Printer.h"
 
+#include <cmath>
 #include <set>
 
 namespace graphc {
@@ -19,6 +20,26 @@ TensorType f64(llvm::ArrayRef<int64_t> shape) {
 }
 TensorType f32(llvm::ArrayRef<int64_t> shape) {
   return TensorType(DType::F32, shape);
+}
+
+// Tensors of two graphs meet by importing one into the other: a chain of 100,000
+// ops is imported without recursion (it overflowed the stack) and evaluates to the
+// plain loop's value.
+TEST(GraphBuild, ImportsChainsOfAnyLength) {
+  std::vector<double> x0{0.3, -1.2};
+  Tensor y(Array::fromVector(x0, {2}));
+  for (int i = 0; i < 100000; ++i)
+    y = sin(y);
+  Tensor z(Array::fromVector<double>({1, 2}, {2}));
+  Tensor w = z + y;                             // z's graph imports y's chain
+  EXPECT_EQ(w.graph().nodes().size(), 100003u); // z, x, the chain, the add
+  std::vector<double> got = w.toVector<double>();
+  for (size_t i = 0; i < 2; ++i) {
+    double v = x0[i];
+    for (int k = 0; k < 100000; ++k)
+      v = std::sin(v);
+    EXPECT_NEAR(got[i], 1.0 + i + v, 1e-12);
+  }
 }
 
 TEST(GraphBuild, BinaryOperatorBroadcastsExplicitly) {

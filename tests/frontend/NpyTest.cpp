@@ -119,5 +119,47 @@ TEST(Npy, RejectsWhatItCannotRead) {
   EXPECT_THROW(readNpy(::testing::TempDir() + "/does_not_exist.npy"), Error);
 }
 
+/// A version 1.0 file whose header is exactly `dict` (no padding, no newline).
+std::string unpaddedNpy(const std::string& dict) {
+  std::string out = "\x93NUMPY";
+  out += char(1);
+  out += char(0);
+  out += char(dict.size() & 0xff);
+  out += char(dict.size() >> 8);
+  return out + dict;
+}
+
+// A header that ends right after a token is malformed, not read past its end (a
+// debug build's assertion fired in StringRef::drop_front).
+TEST(Npy, HeadersEndingInsideATokenAreMalformed) {
+  expectNpyError(unpaddedNpy("{'descr': '<f8', 'fortran_order': False, 'shape': (4"),
+                 "malformed .npy header");
+  expectNpyError(unpaddedNpy("{'descr': '<f8', 'fortran_order': False"), "malformed .npy header");
+  expectNpyError(unpaddedNpy("{'descr': '<f8', 'fortran_order': Fal"), "expected True or False");
+  expectNpyError(unpaddedNpy("{'descr': '<f8', 'shape': (4, 2"), "malformed .npy header");
+}
+
+// The header's size is checked against the file before anything is allocated: a
+// shape of 2^61 f64 elements (2^64 bytes) or of 10^12 (8 TB) over a few bytes is a
+// clear error, not a crash or std::bad_alloc.
+TEST(Npy, ImpossibleHeaderSizesAreErrors) {
+  expectNpyError(npyBytes(1,
+                          "{'descr': '<f8', 'fortran_order': False, 'shape': "
+                          "(2305843009213693952,), }",
+                          "x"),
+                 "the header's shape f64[2305843009213693952] needs more than 2^63 bytes");
+  expectNpyError(npyBytes(1,
+                          "{'descr': '<f8', 'fortran_order': False, 'shape': "
+                          "(1000000000000,), }",
+                          std::string(15, 'x')),
+                 "truncated .npy file: 15 data bytes for f64[1000000000000], 8000000000000 "
+                 "expected");
+  expectNpyError(npyBytes(1,
+                          "{'descr': '<f8', 'fortran_order': False, 'shape': "
+                          "(4294967296, 4294967296), }",
+                          ""),
+                 "needs more than 2^63 bytes");
+}
+
 } // namespace
 } // namespace graphc

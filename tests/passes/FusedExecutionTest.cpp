@@ -104,6 +104,68 @@ graph @r(%x: f32[4,4]) {
   EXPECT_EQ(out[1].toVector<double>(), std::vector<double>{1.0}); // exp(0)
 }
 
+// A reshape that drops a trailing unit axis, read through the kernel builder's
+// per-axis map: the builder read one axis past the end of the reshaped shape (a
+// debug build's assertion, ASan under FusedExecution.RandomGraphs).
+TEST(FusedExecution, AReshapeDroppingATrailingUnitAxis) {
+  auto g = ir::parseGraph(R"(
+graph @g(%x: f64[4,3,1]) {
+  %e = exp %x
+  %r = reshape %e {shape=[4,3]}
+  %s = sum %r {axes=[1]}
+  return %s
+})");
+  EXPECT_EQ(kernelSteps(*g), std::make_pair(1, 0));
+  expectSameAsUnfused(*g, 5);
+  std::vector<Array> inputs = testing::randomInputs(*g, 5);
+  std::vector<double> x = inputs[0].toVector<double>(), want(4, 0.0);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j)
+      want[i] += std::exp(x[i * 3 + j]);
+  std::vector<double> got =
+      compile(*g, getBackend("cpu"), {"none"})->run(inputs)[0].toVector<double>();
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-14 * want[i]);
+}
+
+// 64 SPD solves in one batch (lowered to a Cholesky with an LU fallback), item 17
+// holding a NaN: the other items are solved exactly and item 17 is NaN, as in
+// LAPACK; the batch used to fail with "LAPACK getrf failed with info -4".
+TEST(FusedExecution, ANaNItemOfABatchedSolveIsNaN) {
+  auto g = ir::parseGraph(R"(
+graph @g(%y: f64[64,5,5], %b: f64[64,5,2]) {
+  %p = matmul %y, %y {transpose_b}
+  %i = eye : f64[64,5,5]
+  %s = add %p, %i
+  %x = solve %s, %b
+  return %x, %s
+})");
+  std::vector<Array> inputs = testing::randomInputs(*g, 9);
+  std::vector<double> y = inputs[0].toVector<double>();
+  y[17 * 25 + 7] = NAN;
+  inputs[0] = Array::fromVector(y, {64, 5, 5});
+  std::vector<Array> out = compile(*g, getBackend("cpu"))->run(inputs);
+  std::vector<double> x = out[0].toVector<double>(), s = out[1].toVector<double>();
+  std::vector<double> b = inputs[1].toVector<double>();
+  for (int item = 0; item < 64; ++item) {
+    bool anyNaN = false;
+    for (int k = 0; k < 10; ++k)
+      anyNaN |= std::isnan(x[item * 10 + k]);
+    if (item == 17) {
+      EXPECT_TRUE(anyNaN);
+      continue;
+    }
+    ASSERT_FALSE(anyNaN) << "item " << item;
+    for (int r = 0; r < 5; ++r) // S x == b, in f64 against the inputs
+      for (int c = 0; c < 2; ++c) {
+        double sum = 0;
+        for (int k = 0; k < 5; ++k)
+          sum += s[item * 25 + r * 5 + k] * x[item * 10 + k * 2 + c];
+        EXPECT_NEAR(sum, b[item * 10 + r * 2 + c], 1e-10) << "item " << item;
+      }
+  }
+}
+
 TEST(FusedExecution, ExampleGraphsF64AndF32) {
   for (const std::string& file : testing::kExampleGraphFiles)
     for (bool f32 : {false, true}) {

@@ -113,5 +113,38 @@ TEST(Array, PrintsLikeNumPy) {
   EXPECT_EQ(s, "[0, 1, 2, ..., 4997, 4998, 4999] f64[5000]");
 }
 
+// Element and byte counts are checked: a shape whose bytes overflow int64_t (2^62
+// f64 elements) and one that cannot be allocated (2^40 f64, 8 TiB) are
+// AllocationErrors naming the type and the bytes, never a crash or std::bad_alloc.
+TEST(Array, ImpossibleSizesAreAllocationErrors) {
+  auto message = [](auto f) -> std::string {
+    try {
+      f();
+    } catch (const AllocationError& e) {
+      return e.message();
+    }
+    return "no AllocationError";
+  };
+  EXPECT_EQ(message([] {
+              Array::randomNormal(DType::F64, {2147483648, 2147483648}, 0);
+            }),
+            "f64[2147483648,2147483648] needs more than 2^63 bytes");
+  EXPECT_EQ(message([] { Array::empty(DType::F64, {int64_t(1) << 40}); }),
+            "cannot allocate 8796093022208 bytes (8.0 TiB) for f64[1099511627776]");
+  EXPECT_EQ(message([] {
+              Array::zeros(DType::Bool, {int64_t(1) << 62, 4});
+            }),
+            "bool[4611686018427387904,4] needs more than 2^63 bytes");
+  // Zero elements, however large the other extents: nothing to allocate.
+  EXPECT_EQ(Array::empty(DType::F64, {0, int64_t(1) << 40}).numel(), 0);
+  EXPECT_EQ(ir::checkedNumElements({3, -1}), std::nullopt);
+  EXPECT_EQ(ir::checkedNumElements({int64_t(1) << 32, int64_t(1) << 31}), std::nullopt); // 2^63
+  EXPECT_EQ(ir::checkedNumElements({int64_t(1) << 31, int64_t(1) << 31}), int64_t(1) << 62);
+  EXPECT_EQ(ir::checkedByteSize(DType::F64, {int64_t(1) << 31, int64_t(1) << 31}), std::nullopt);
+  EXPECT_EQ(ir::checkedByteSize(DType::F32, {int64_t(1) << 30, int64_t(1) << 30}), int64_t(1)
+                                                                                       << 62);
+  EXPECT_THROW(ir::numElements({int64_t(1) << 32, int64_t(1) << 32}), Error);
+}
+
 } // namespace
 } // namespace graphc::testing

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "tests/runtime/TestUtil.h"
 
+#include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
 
@@ -354,7 +355,83 @@ TEST(Linalg, NumericFailuresAreErrors) {
         [&] {
           runOp1(Op::TriangularSolve, {tri, Array::zeros(dt, {2, 3, 1})});
         },
-        "triangular_solve: matrix is singular (batch item 0, A(1,1) = 0)");
+        "triangular_solve: matrix is singular in 2 of 2 batch items: 0 (A(1,1) = 0), "
+        "1 (A(1,1) = 0)");
+  }
+}
+
+TEST(Linalg, BatchedFailuresNameEveryFailingItem) {
+  // Items 1 and 4 of six SPD matrices are indefinite (at leading minors 2 and 1).
+  std::vector<double> v = spd(DType::F64, {6, 3, 3}, 171).toVector<double>();
+  v[1 * 9 + 1 * 3 + 1] = -50;
+  v[4 * 9] = -1;
+  expectMessage(
+      [&] {
+        runOp1(Op::Cholesky, {Array::fromVector(v, {6, 3, 3})});
+      },
+      "cholesky: matrix is not positive definite in 2 of 6 batch items: 1 (leading "
+      "minor 2), 4 (leading minor 1)");
+  // Items 0 and 2 of three are singular (a zero first column); item 1 is solved.
+  std::vector<double> w = wellConditioned(DType::F64, {3, 3, 3}, 172).toVector<double>();
+  for (int64_t b : {0, 2})
+    for (int64_t r = 0; r < 3; ++r)
+      w[b * 9 + r * 3] = 0;
+  Array rhs = randn(DType::F64, {3, 3, 2}, 173);
+  expectMessage(
+      [&] {
+        runOp1(Op::Solve, {Array::fromVector(w, {3, 3, 3}), rhs});
+      },
+      "solve: matrix is singular in 2 of 3 batch items: 0 (U(1,1) = 0), 2 (U(1,1) = 0)");
+}
+
+/// True when some element is NaN.
+bool anyNaN(const std::vector<double>& xs) {
+  return std::any_of(xs.begin(), xs.end(), [](double x) { return std::isnan(x); });
+}
+
+// NaN in, NaN out, as LAPACK computes it (LAPACKE's argument check would make it an
+// "info -4" error): solve, inverse, det, lu, qr and cholesky of a batch whose item
+// 1 holds one NaN give NaN there (where the algorithm's arithmetic meets it) and the
+// exact results for the other items.
+TEST(Linalg, NaNOperandsGiveNaNResults) {
+  for (DType dt : kFloatTypes) {
+    SCOPED_TRACE(ir::dtypeName(dt).str());
+    std::vector<double> av = wellConditioned(DType::F64, {3, 4, 4}, 181).toVector<double>();
+    av[16 + 5] = NAN; // item 1, A(1,1) (from 0)
+    Array a = runOp1(Op::Cast, {Array::fromVector(av, {3, 4, 4})}, {{"dtype", dt}});
+    Array b = randn(dt, {3, 4, 2}, 182);
+    std::vector<double> x = doubles(runOp1(Op::Solve, {a, b}));
+    std::vector<double> ad = doubles(a), bd = doubles(b);
+    for (int64_t i : {0, 2}) // the others solve A x = b
+      expectClose(matmulRef(batchItem(ad, i, 16), batchItem(x, i, 8), 4, 4, 2), batchItem(bd, i, 8),
+                  tolerance(dt, 100), "A*x");
+    EXPECT_TRUE(anyNaN(batchItem(x, 1, 8)));
+    std::vector<double> inv = doubles(runOp1(Op::Inverse, {a}));
+    EXPECT_TRUE(std::isnan(batchItem(inv, 1, 16)[5]));
+    expectClose(matmulRef(batchItem(ad, 0, 16), batchItem(inv, 0, 16), 4, 4, 4), identity(4),
+                tolerance(dt, 100), "A*inv(A)");
+    EXPECT_TRUE(std::isnan(doubles(runOp1(Op::Det, {a}))[1]));
+    EXPECT_FALSE(std::isnan(doubles(runOp1(Op::Det, {a}))[0]));
+    std::vector<Array> qr = runOp(Op::Qr, {a});
+    EXPECT_TRUE(std::isnan(batchItem(doubles(qr[1]), 1, 16)[5]));
+    std::vector<Array> lu = runOp(Op::Lu, {a});
+    EXPECT_TRUE(anyNaN(batchItem(doubles(lu[1]), 1, 16)) ||
+                anyNaN(batchItem(doubles(lu[2]), 1, 16)));
+    EXPECT_FALSE(anyNaN(batchItem(doubles(lu[2]), 0, 16)));
+    // A NaN right-hand side, too.
+    std::vector<double> bv = bd;
+    bv[0] = NAN;
+    Array bn = runOp1(Op::Cast, {Array::fromVector(bv, {3, 4, 2})}, {{"dtype", dt}});
+    std::vector<double> xn = doubles(runOp1(Op::Solve, {a, bn}));
+    EXPECT_TRUE(std::isnan(xn[0]));
+    // Cholesky: OpenBLAS's potrf tests its pivots with `<= 0`, which a NaN passes:
+    // the factor is NaN (reference LAPACK would report the leading minor).
+    std::vector<double> sv = spd(DType::F64, {2, 4, 4}, 183).toVector<double>();
+    sv[16] = NAN;
+    Array sn = runOp1(Op::Cast, {Array::fromVector(sv, {2, 4, 4})}, {{"dtype", dt}});
+    std::vector<double> l = doubles(runOp1(Op::Cholesky, {sn}));
+    EXPECT_TRUE(std::isnan(l[16]));
+    EXPECT_FALSE(anyNaN(batchItem(l, 0, 16)));
   }
 }
 

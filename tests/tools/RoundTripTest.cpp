@@ -34,7 +34,8 @@ std::vector<fs::path> girFiles() {
   fs::path root(GRAPHC_SOURCE_DIR);
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
        ++it) {
-    llvm::StringRef name = it->path().filename().native();
+    std::string filename = it->path().filename().string(); // outlives the StringRef
+    llvm::StringRef name = filename;
     if (it->is_directory() && (name.startswith("build") || name.startswith(".")))
       it.disable_recursion_pending();
     else if (it->is_regular_file() && name.endswith(".gir"))

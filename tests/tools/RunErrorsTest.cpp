@@ -1,0 +1,84 @@
+//===- tests/tools/RunErrorsTest.cpp - `graphc run` on bad arguments ------===//
+//
+// Every way `graphc run` can be misused ends with a message that says what is wrong
+// (exit 2 for usage errors, 1 for bad input), never "internal error": a malformed
+// --input, an unknown parameter, a bad --seed, a missing or unknown --graph, an
+// .npy file that is not one, an output directory that cannot be written.
+//
+//===----------------------------------------------------------------------===//
+#include "RunTool.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace graphc::testing;
+using ::testing::HasSubstr;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A scratch file under the test's temporary directory holding `text`.
+std::string scratch(const std::string& name, const std::string& text) {
+  fs::path p = fs::temp_directory_path() / ("graphc_run_errors_" + std::to_string(getpid()));
+  fs::create_directories(p);
+  p /= name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
+const char* kOne = "graph @g(%x: f64[3]) {\n  %y = neg %x\n  return %y\n}\n";
+const char* kTwo = "graph @a(%x: f64[3]) {\n  return %x\n}\n"
+                   "graph @b(%x: f64[3]) {\n  %y = neg %x\n  return %y\n}\n";
+
+struct Case {
+  std::vector<std::string> args;
+  int exitCode;
+  std::string message;
+};
+
+} // namespace
+
+TEST(GraphcRun, MisuseIsAClearError) {
+  std::string one = scratch("one.gir", kOne), two = scratch("two.gir", kTwo);
+  std::string notNpy = scratch("not.npy", "PK\3\4 a zip file");
+  std::string file = scratch("file", "a regular file");
+  for (const Case& c : std::vector<Case>{
+           {{"run", one, "--input", "x"}, 2, "--input 'x' is not NAME=PATH.npy"},
+           {{"run", one, "--input"}, 2, "--input needs a value NAME=PATH.npy"},
+           {{"run", one, "--random-inputs", "--input", "nope=" + notNpy}, 1,
+            "@g has no parameter %nope"},
+           {{"run", one, "--input", "x=" + notNpy}, 1, "not.npy: not a .npy file (bad magic"},
+           {{"run", one}, 1, "no input for parameter %x (f64[3]) of @g"},
+           {{"run", one, "--random-inputs", "--seed", "abc"}, 2, "--seed 'abc' is not a number"},
+           {{"run", one, "--random-inputs", "--seed", "-1"}, 2, "--seed '-1' is not a number"},
+           {{"run", one, "--random-inputs", "--repeat", "0"}, 2,
+            "--repeat '0' is not a positive number"},
+           {{"run", two, "--random-inputs"}, 2, "holds 2 graphs; choose one with --graph"},
+           {{"run", two, "--random-inputs", "--graph", "c"}, 1, "has no graph @c"},
+           {{"run", one, "--random-inputs", "--output-dir", file + "/out"}, 1,
+            "--output-dir " + file + "/out: cannot create the directory: Not a directory"},
+       }) {
+    ToolResult r = runGraphc(c.args);
+    SCOPED_TRACE(c.message);
+    EXPECT_EQ(r.exitCode, c.exitCode) << r.describe();
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << r.describe();
+    EXPECT_THAT(r.err, ::testing::Not(HasSubstr("internal error"))) << r.describe();
+  }
+}
+
+// The outputs cannot be written where --output-dir points: the error names the path.
+TEST(GraphcRun, AnUnwritableOutputIsAClearError) {
+  std::string one = scratch("one.gir", kOne);
+  fs::path dir = fs::path(scratch("one.gir", kOne)).parent_path() / "readonly";
+  fs::create_directories(dir);
+  std::string blocker = (dir / "g_out0.npy").string();
+  fs::create_directories(blocker); // a directory where the file would go
+  ToolResult r = runGraphc({"run", one, "--random-inputs", "--output-dir", dir.string()});
+  EXPECT_EQ(r.exitCode, 1) << r.describe();
+  EXPECT_THAT(r.err, HasSubstr(blocker + ": cannot write")) << r.describe();
+}

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <vector>
 
@@ -24,7 +25,8 @@ TEST(WorkQueue, PushReturnsWhileTheTaskRuns) {
   std::shared_future<void> released = release.get_future().share();
   std::atomic<bool> done{false};
   q.push(0, [&] {
-    released.wait();
+    // Bounded: a push that ran the task itself returns after 5 s with done set.
+    released.wait_for(std::chrono::seconds(5));
     done = true;
   });
   EXPECT_FALSE(done); // the task cannot finish before the release below

@@ -1,6 +1,6 @@
 //===- bench/gpu.cpp - graphc on the GPU: W1-W7 and the small op ----------===//
 //
-// Usage: bench_gpu [--repeat R] [--workloads W1,W1b,W2,W3,W4,W5,W6,W7,GP,small-op]
+// Usage: bench_gpu [--repeat R] [--workloads W1,W1b,W2,W3,W4,W5,W6,W7,GP,small-op,sweep]
 //
 // Compiles each workload of shared/WORKLOADS.md through the default pipeline on the
 // "cuda" backend, with inputs already on the device, and prints one JSON line per
@@ -12,9 +12,11 @@
 // follows: a device-to-device copy moving the bytes the case reads and writes,
 // launched and timed the same way (a CUDA graph on a non-blocking stream).
 // bench/peers.py prints the peers' lines for the same cases; bench/suite.py runs
-// both and renders the tables.
+// both and renders the tables. `sweep` (not run by default) is the shape sweep of
+// bench/Sweep.h, whose peers are in bench/sweep.py.
 //
 //===----------------------------------------------------------------------===//
+#include "bench/Sweep.h"
 #include "bench/Workloads.h"
 #include "examples/EnKF.h"
 #include "examples/Timing.h"
@@ -276,6 +278,11 @@ std::vector<Case> cases(const std::string& workloads) {
     text("GP", "gp_lml_n4096_f64", g, g);
   }
   autodiffCases(out, selected(workloads, "W6"), selected(workloads, "W7"));
+  if (selected(workloads, "sweep"))
+    for (const bench::SweepCase& c : bench::sweepCases()) {
+      text("sweep", c.name, c.graph(c, c.dtype), c.graph(c, "f64"));
+      out.back().memoryBound = c.memoryBound;
+    }
   return out;
 }
 
@@ -291,8 +298,13 @@ int main(int argc, char** argv) {
       workloads = argv[i + 1];
   }
   try {
-    for (const Case& c : cases(workloads))
-      runCase(c, repeats);
+    for (const Case& c : cases(workloads)) {
+      try {
+        runCase(c, repeats);
+      } catch (const Error& e) { // the next case may still run
+        fmt::print(stderr, "error: {}: {}\n", c.name, e.what());
+      }
+    }
   } catch (const Error& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;

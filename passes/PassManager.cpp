@@ -10,6 +10,7 @@
 #include "passes/MatmulChains.h"
 #include "passes/Rewrite.h"
 #include "passes/ShareFactors.h"
+#include "passes/SplitReductions.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +31,8 @@ const Pass kPasses[] = {
     {"share-factors", "solves with one matrix and its transpose share one factorization",
      shareFactors},
     {"lower-linalg", "lower solves by structure: Cholesky, triangular, Woodbury, LU", lowerLinalg},
+    {"split-reductions", "split reductions with few outputs in two (the GPU runs it)",
+     splitReductions},
 };
 
 /// The passes graphc runs by default, in order.

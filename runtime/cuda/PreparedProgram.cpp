@@ -4,6 +4,7 @@
 #include "passes/Fusion.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Rewrite.h"
+#include "passes/SplitReductions.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/DataMovement.h"
 #include "runtime/cuda/HelperKernels.h"
@@ -39,10 +40,17 @@ std::unique_ptr<ir::Graph> graphOfNode(const ir::Node& n) {
   return g;
 }
 
+/// The live part of `g` with its reductions of few outputs split for the GPU
+/// (passes/SplitReductions.h).
+std::unique_ptr<ir::Graph> splitForGpu(const ir::Graph& g) {
+  passes::PassStats stats;
+  return passes::splitReductions(g, stats);
+}
+
 } // namespace
 
 PreparedProgram::PreparedProgram(const ir::Graph& g)
-    : graph_(passes::copyLive(g)), program_(passes::lowerToProgram(*graph_)) {
+    : graph_(splitForGpu(g)), program_(passes::lowerToProgram(*graph_)) {
   prepareSteps();
   fuseCholeskySolves();
   planBindings();

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/SmallBatched.h"
 
+#include "passes/RoutePolicy.h"
+
 #include "runtime/cuda/BlockedSolve.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/KernelCache.h"
@@ -441,19 +443,30 @@ KernelLaunch SmallBatched::choleskySolveLaunch(int64_t batch, const SpdMatrices&
                             form.n, cols));
   const char* type = elementSize == sizeof(float) ? "float" : "double";
   KernelLaunch l;
-  if (int lanes = rowsFor(kWarpRows, form.n)) {
+  // Many right-hand sides of few matrices: the columns in chunks, a unit (lanes or
+  // a block) each, every unit factoring its matrix again (passes/RoutePolicy.h).
+  int lanes = rowsFor(kWarpRows, form.n);
+  int64_t chunks =
+      passes::chooseSolveColumnChunks(passes::RoutePolicy::gpu(), batch, cols, lanes != 0);
+  int64_t chunk = (cols + chunks - 1) / chunks;
+  chunks = (cols + chunk - 1) / chunk;
+  int64_t units = batch * chunks;
+  if (lanes) {
     int64_t perBlock = kWarpThreads / lanes;
     l.kernel = kernel(kernelName("warpCholeskySolve", type, lanes));
     l.config.block = dim3(kWarpThreads);
-    l.config.grid = dim3(static_cast<unsigned>((batch + perBlock - 1) / perBlock));
+    l.config.grid = dim3(static_cast<unsigned>((units + perBlock - 1) / perBlock));
     l.config.sharedBytes = perBlock * warpSharedElements(lanes, elementSize) * elementSize;
   } else {
     int rows = rowsFor(kBlockRows, form.n);
     l.kernel = kernel(kernelName("blockCholeskySolve", type, rows));
     l.config.block = dim3(kBlockThreads);
-    l.config.grid = dim3(static_cast<unsigned>(batch));
+    l.config.grid = dim3(static_cast<unsigned>(units));
     l.config.sharedBytes = blockSharedElements(rows, elementSize) * elementSize;
   }
+  if (passes::logRoutes())
+    fmt::print(stderr, "[graphc] route: cholesky solve of {} x {}^2, {} columns: {} chunk{} of {}\n",
+               batch, form.n, cols, chunks, chunks == 1 ? "" : "s", chunk);
   auto real = [&](double v) {
     return elementSize == sizeof(float) ? slot(static_cast<float>(v)) : slot(v);
   };
@@ -464,6 +477,7 @@ KernelLaunch SmallBatched::choleskySolveLaunch(int64_t batch, const SpdMatrices&
             slot(static_cast<int>(form.form)),
             real(form.scale),
             real(form.shift),
+            slot(static_cast<int>(chunk)),
             slot(a),
             slot(b),
             slot(x),

@@ -137,13 +137,17 @@ __device__ void shiftedGram(T* m, T* buf, const T* src, int n, int depth, int fo
 // diag(L, I), and their x is 0.
 template <typename T, int N, int Chunk>
 __global__ void __launch_bounds__(128)
-    warpCholeskySolve(i64 batch, int n, int cols, int k, int form, T scale, T shift, const T* a,
-                      const T* rhs, T* x, int* info) {
+    warpCholeskySolve(i64 batch, int n, int cols, int k, int form, T scale, T shift, int chunk,
+                      const T* a, const T* rhs, T* x, int* info) {
   typedef WarpLayout<T, N> Layout;
   constexpr int ld = Layout::ld;
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x % N;
-  const i64 item = blockIdx.x * (i64)(blockDim.x / N) + threadIdx.x / N;
+  // Unit u solves columns [c0, c1) of matrix u / chunks (factoring it again).
+  const int chunks = (cols + chunk - 1) / chunk;
+  const i64 unit = blockIdx.x * (i64)(blockDim.x / N) + threadIdx.x / N;
+  const i64 item = unit / chunks;
+  const int c0 = (int)(unit % chunks) * chunk, c1 = min(cols, c0 + chunk);
   const bool present = item < batch;
   T* m = reinterpret_cast<T*>(smem) + (threadIdx.x / N) * Layout::size(Chunk); // A, then L
   T* colBuf = m + Layout::columns; // a step's column, two in turn
@@ -192,7 +196,7 @@ __global__ void __launch_bounds__(128)
   // across the columns of B (which would cost occupancy).
   const volatile T* l = m;
   const i64 base = (present ? item : 0) * (i64)n * cols;
-  for (int c = 0; c < cols; ++c) {
+  for (int c = c0; c < c1; ++c) {
     T y = present && lane < n ? rhs[base + (i64)lane * cols + c] : T(0);
     // L y = b: y_j final, then taken out of the rows below.
 #pragma unroll
@@ -330,8 +334,8 @@ __device__ __forceinline__ void tensorGram(double* s, const double* src, int n, 
   __syncthreads();
 }
 
-// A X = B for SPD A of n <= N rows (N = 64 or 128) and cols <= 16 right-hand
-// sides, one matrix per block of 256 threads. Thread 16 tr + tc holds A(tr + 16 bi,
+// A X = B for SPD A of n <= N rows (N = 64 or 128), one matrix and `chunk` of
+// its right-hand sides per block of 256 threads. Thread 16 tr + tc holds A(tr + 16 bi,
 // tc + 16 bj), bi >= bj, in registers: read from `a` (form 0), or formed as
 // scale X X' + shift I (form 1) or scale X'X + shift I (form 2) by blockGram or
 // tensorGram. It factors A = L D L' (L unit lower) right-looking: step j publishes
@@ -341,14 +345,17 @@ __device__ __forceinline__ void tensorGram(double* s, const double* src, int n, 
 // step, reading L from the packed columns.
 template <typename T, int N, int Chunk>
 __global__ void __launch_bounds__(256, 2)
-    blockCholeskySolve(i64 batch, int n, int cols, int k, int form, T scale, T shift, const T* a,
-                       const T* rhs, T* x, int* info) {
+    blockCholeskySolve(i64 batch, int n, int cols, int k, int form, T scale, T shift, int chunk,
+                       const T* a, const T* rhs, T* x, int* info) {
   typedef BlockLayout<T, N> Layout;
   constexpr int R = N / 16;
   extern __shared__ __align__(16) unsigned char smem[];
   T* s = reinterpret_cast<T*>(smem);
   const int tid = threadIdx.x, tr = tid / 16, tc = tid % 16;
-  const i64 item = blockIdx.x;
+  // Block u solves columns [c0, c1) of matrix u / chunks (factoring it again).
+  const int chunks = (cols + chunk - 1) / chunk;
+  const i64 item = blockIdx.x / chunks;
+  const int c0 = (int)(blockIdx.x % chunks) * chunk, c1 = min(cols, c0 + chunk);
   T r[R][R] = {}; // r[bi][bj], bi >= bj
   if (form == 0) {
     const T* src = a + item * n * n;
@@ -435,7 +442,7 @@ __global__ void __launch_bounds__(256, 2)
   // above).
   const int lane = tid % 32;
   const T* pivots = s + Layout::pivots;
-  for (int c = tid / 32; c < cols; c += 8) {
+  for (int c = c0 + tid / 32; c < c1; c += 8) {
     T z[N / 32];
 #pragma unroll
     for (int m = 0; m < N / 32; ++m)

@@ -61,6 +61,42 @@ TEST(CudaBackend, ExampleAndGoldenGraphsMatchTheCpu) {
   EXPECT_GE(graphs, 40);
 }
 
+/// Reductions of few outputs, which the GPU splits in two or more kernels
+/// (passes/SplitReductions.h), with prologues and epilogues, along leading and
+/// trailing axes and all of them.
+TEST(CudaBackend, SplitReductionsMatchTheCpu) {
+  GRAPHC_REQUIRE_GPU();
+  const char* graphs[] = {
+      "graph @cols(%x: f32[65536,4]) {\n  %r = sum %x {axes=[0]}\n  return %r\n}",
+      "graph @var(%x: f64[20000,64]) {\n  %r = var %x {axes=[0], keepdims}\n  return %r\n}",
+      "graph @all(%x: f32[1048576]) {\n  %r = max %x {axes=[0]}\n  return %r\n}",
+      "graph @rows(%x: f32[4,300000]) {\n  %r = mean %x {axes=[1]}\n  return %r\n}",
+      "graph @mid(%x: f64[3,40000,5]) {\n  %r = sum %x {axes=[1]}\n  return %r\n}",
+      R"(graph @colnorm(%x: f32[50000,8]) {
+  %m = mean %x {axes=[0], keepdims}
+  %v = var %x {axes=[0], keepdims}
+  %s = sqrt %v
+  %mb = broadcast_to %m {shape=[50000,8]}
+  %sb = broadcast_to %s {shape=[50000,8]}
+  %c = sub %x, %mb
+  %r = div %c, %sb
+  return %r
+})",
+      R"(graph @lse(%x: f32[100000,3]) {
+  %m = max %x {axes=[0], keepdims}
+  %mb = broadcast_to %m {shape=[100000,3]}
+  %d = sub %x, %mb
+  %e = exp %d
+  %s = sum %e {axes=[0], keepdims}
+  %l = log %s
+  %r = add %l, %m
+  return %r
+})"};
+  uint64_t seed = 90;
+  for (const char* text : graphs)
+    expectSameAsCpu(*ir::parseGraph(text), seed++, "");
+}
+
 /// Sources the fused kernels compute at their index (a batched eye, iotas, fulls
 /// through broadcasts, reshapes and reductions, and W5 over 64 matrices) against
 /// cpu-unfused, which materializes them: a wrong index gives a wrong diagonal.

@@ -15,6 +15,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
+#include "passes/RoutePolicy.h"
 #include "runtime/core/Compile.h"
 #include "runtime/cuda/KernelCache.h"
 #include "runtime/cuda/PreparedProgram.h"
@@ -319,6 +320,30 @@ TEST(SmallBatched, GramCholeskySolveMatchesTheCpu) {
   got = choleskySolveOnGpu(x, b, true, form);
   EXPECT_EQ(got.info, std::vector<int>(130, 0));
   expectClose(got.x, cpuCholeskySolve(hostShiftedGram(x, false, 1.0 / 256, 0.1), b), "128 x 256");
+}
+
+/// Many right-hand sides go in column chunks (passes/RoutePolicy.h), each unit
+/// factoring its matrix again: every chunk, the last one part full, solves right,
+/// and a failing item is reported by all of its chunks alike.
+TEST(SmallBatched, CholeskySolveOfManyColumnsInChunks) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (int64_t n : {5, 16, 32, 40, 64, 128})
+      for (int64_t cols : {33, 1000, 4099}) {
+        ASSERT_GT(passes::chooseSolveColumnChunks(passes::RoutePolicy::gpu(), 2, cols, n <= 32), 1);
+        std::string what = fmt::format("cholesky solve n={} cols={} {}", n, cols, label(dt, {2}));
+        SCOPED_TRACE(what);
+        Array a = spd(dt, {2, n, n}, 70 + n), b = randn(dt, {2, n, cols}, 71 + cols);
+        CholeskySolveResult got = choleskySolveOnGpu(a, b, /*capture=*/cols == 1000);
+        EXPECT_EQ(got.info, std::vector<int>(2, 0));
+        expectClose(got.x, cpuCholeskySolve(a, b), what);
+      }
+  for (int64_t n : {16, 100}) {
+    Array b = randn(DType::F64, {5, n, 1000}, 72);
+    CholeskySolveResult got =
+        choleskySolveOnGpu(identityWith(DType::F64, {5}, n, 3, 7, -1.0), b, false);
+    EXPECT_EQ(got.info, (std::vector<int>{0, 0, 0, 8, 0})) << "n = " << n;
+  }
 }
 
 TEST(SmallBatched, CholeskySolveNamesTheFailingMinor) {

@@ -1,0 +1,230 @@
+//===- bench/Sweep.h - The shape sweep's cases as .gir text ----*- C++ -*-===//
+//
+// The cases of the shape sweep (issue 27, shared/WORKLOADS.md "The shape sweep"):
+// reductions over every axis and all axes of 1-D, tall-skinny, square, short-wide
+// and 3-D arrays; reductions with fused prologues and epilogues; broadcasts along
+// each axis; tall-skinny and batched matmuls; SPD and general solves with few to
+// 10^5 right-hand sides; batched tiny systems; triangular solves; Cholesky and QR
+// alone. bench/gpu.cpp runs them (--workloads sweep), bench/sweep.py runs the
+// peers on the same cases under the same names, with inputs drawn the same way
+// (standard normal).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <fmt/format.h>
+#include <string>
+#include <vector>
+
+namespace graphc::bench {
+
+/// One sweep case: its name (op, dtype, shape, as sum_f32_1048576x4_ax0) and its
+/// graph in a dtype.
+struct SweepCase {
+  std::string name;
+  std::string (*graph)(const SweepCase&, const char* dtype);
+  std::string op, shape, axes, out; ///< what `graph` builds from
+  int64_t n = 0, cols = 0, batch = 0;
+  bool memoryBound = false; ///< time the copy floor beside it
+  const char* dtype = "f64";
+};
+
+namespace sweep {
+
+/// `op` of %x over `axes` ("" for all), the result of shape `out`.
+inline std::string reduce(const SweepCase& c, const char* t) {
+  return fmt::format("graph @{0}(%x: {1}[{2}]) {{\n  %r = {3} %x {{axes=[{4}]}}\n  return %r\n}}",
+                     c.name, t, c.shape, c.op, c.axes);
+}
+
+/// softmax or logsumexp over the rows of %x.
+inline std::string rows(const SweepCase& c, const char* t) {
+  const char* tail =
+      c.op == "softmax" ? "  %r = div %e, %sb\n" : "  %l = log %s\n  %r = add %l, %m\n";
+  return fmt::format(R"(graph @{0}(%x: {1}[{2}]) {{
+  %m = max %x {{axes=[1], keepdims}}
+  %mb = broadcast_to %m {{shape=[{2}]}}
+  %d = sub %x, %mb
+  %e = exp %d
+  %s = sum %e {{axes=[1], keepdims}}
+  %sb = broadcast_to %s {{shape=[{2}]}}
+{3}  return %r
+}})",
+                     c.name, t, c.shape, tail);
+}
+
+/// (x - mean(x, 0)) / std(x, 0).
+inline std::string columns(const SweepCase& c, const char* t) {
+  return fmt::format(R"(graph @{0}(%x: {1}[{2}]) {{
+  %m = mean %x {{axes=[0], keepdims}}
+  %v = var %x {{axes=[0], keepdims}}
+  %s = sqrt %v
+  %mb = broadcast_to %m {{shape=[{2}]}}
+  %sb = broadcast_to %s {{shape=[{2}]}}
+  %c = sub %x, %mb
+  %r = div %c, %sb
+  return %r
+}})",
+                     c.name, t, c.shape);
+}
+
+/// x + b with b broadcast along axis 0 (b: [cols]) or axis 1 (b: [rows, 1]), or
+/// x + x'.
+inline std::string broadcast(const SweepCase& c, const char* t) {
+  if (c.op == "transpose")
+    return fmt::format(R"(graph @{0}(%x: {1}[{2}]) {{
+  %y = transpose %x {{perm=[1,0]}}
+  %r = add %x, %y
+  return %r
+}})",
+                       c.name, t, c.shape);
+  return fmt::format(R"(graph @{0}(%x: {1}[{2}], %b: {1}[{3}]) {{
+  %bb = broadcast_to %b {{shape=[{2}]}}
+  %r = add %x, %bb
+  return %r
+}})",
+                     c.name, t, c.shape, c.out);
+}
+
+/// X'X for X [shape], or batched X Y.
+inline std::string matmul(const SweepCase& c, const char* t) {
+  if (c.op == "xtx")
+    return fmt::format("graph @{0}(%x: {1}[{2}]) {{\n  %r = matmul %x, %x {{transpose_a}}\n  "
+                       "return %r\n}}",
+                       c.name, t, c.shape);
+  return fmt::format("graph @{0}(%x: {1}[{2}], %y: {1}[{2}]) {{\n  %r = matmul %x, %y\n  "
+                     "return %r\n}}",
+                     c.name, t, c.shape);
+}
+
+/// solve(A, B) for A = X X'/n + I (spd) or A = X + n I (general; X n x n), B n x
+/// cols, `batch` of them when batch > 0; cholesky(X X'/n + I); qr(X); or the
+/// lower triangular solve of tril(X) + n I.
+inline std::string linalg(const SweepCase& c, const char* t) {
+  std::string lead = c.batch ? fmt::format("{},", c.batch) : "";
+  std::string nn = fmt::format("{}{},{}", lead, c.n, c.n);
+  std::string a = c.op == "general" || c.op == "trsm"
+                      ? fmt::format(R"(  %k = full {{value={2}.0}} : {0}[{1}]
+  %eye = eye : {0}[{1}]
+  %ni = mul %k, %eye
+  %a = add %xa, %ni
+)",
+                                    t, nn, c.n)
+                      : fmt::format(R"(  %g = matmul %xa, %xa {{transpose_b}}
+  %k = full {{value={2}.0}} : {0}[{1}]
+  %c = div %g, %k
+  %eye = eye : {0}[{1}]
+  %a = add %c, %eye
+)",
+                                    t, nn, c.n);
+  std::string body;
+  if (c.op == "cholesky")
+    body = "  %r = cholesky %a\n";
+  else if (c.op == "qr")
+    return fmt::format("graph @{0}(%xa: {1}[{2}]) {{\n  %q:2 = qr %xa\n  return %q#1\n}}", c.name,
+                       t, nn);
+  else if (c.op == "trsm")
+    body = "  %l = tril %a\n  %r = triangular_solve %l, %b {lower}\n";
+  else
+    body = "  %r = solve %a, %b\n";
+  std::string params = fmt::format("%xa: {}[{}]", t, nn);
+  if (c.op != "cholesky")
+    params += fmt::format(", %b: {}[{}{},{}]", t, lead, c.n, c.cols);
+  return fmt::format("graph @{0}({1}) {{\n{2}{3}  return %r\n}}", c.name, params, a, body);
+}
+
+} // namespace sweep
+
+/// Every case of the sweep, in order.
+inline std::vector<SweepCase> sweepCases() {
+  std::vector<SweepCase> out;
+  auto red = [&](const char* op, const char* dtype, const char* shape, const char* axes,
+                 const char* tag) {
+    SweepCase c{fmt::format("{}_{}_{}_{}", op, dtype, shape, tag), sweep::reduce, op, shape, axes, ""};
+    for (char& ch : c.shape)
+      ch = ch == 'x' ? ',' : ch;
+    c.memoryBound = true;
+    c.dtype = dtype;
+    out.push_back(c);
+  };
+  struct Shape {
+    const char *name, *all;
+    std::vector<const char*> axes;
+  };
+  const Shape shapes[] = {{"16777216", "0", {}},
+                          {"1048576x4", "0,1", {"0", "1"}},
+                          {"100000x64", "0,1", {"0", "1"}},
+                          {"8192x8192", "0,1", {"0", "1"}},
+                          {"4x1000000", "0,1", {"0", "1"}},
+                          {"64x100000", "0,1", {"0", "1"}},
+                          {"256x256x256", "0,1,2", {"0", "1", "2"}}};
+  for (const Shape& s : shapes) {
+    for (const char* a : s.axes)
+      red("sum", "f32", s.name, a, (std::string("ax") + a).c_str());
+    red("sum", "f32", s.name, s.all, "all");
+  }
+  for (const char* op : {"mean", "max", "var", "argmax"})
+    for (const char* shape : {"1048576x4", "100000x64", "8192x8192"})
+      for (const char* a : {"0", "1"})
+        red(op, "f32", shape, a, (std::string("ax") + a).c_str());
+  red("max", "f32", "16777216", "0", "all");
+  for (const char* shape : {"1048576x4", "8192x8192"})
+    for (const char* a : {"0", "1"})
+      red("sum", "f64", shape, a, (std::string("ax") + a).c_str());
+  red("sum", "f64", "16777216", "0", "all");
+
+  auto add = [&](std::string name, auto graph, const char* op, const char* shape, const char* extra,
+                 bool memoryBound) {
+    SweepCase c{std::move(name), graph, op, shape, "", extra};
+    c.memoryBound = memoryBound;
+    c.dtype = c.name.find("_f32_") != std::string::npos ? "f32" : "f64";
+    out.push_back(c);
+  };
+  add("softmax_f32_2048x50257_ax1", sweep::rows, "softmax", "2048,50257", "", true);
+  add("logsumexp_f32_2048x50257_ax1", sweep::rows, "logsumexp", "2048,50257", "", true);
+  add("colnorm_f32_1048576x64_ax0", sweep::columns, "colnorm", "1048576,64", "", true);
+  add("colnorm_f32_8192x8192_ax0", sweep::columns, "colnorm", "8192,8192", "", true);
+  add("add_f32_4096x4096_bcast0", sweep::broadcast, "add", "4096,4096", "4096", true);
+  add("add_f32_4096x4096_bcast1", sweep::broadcast, "add", "4096,4096", "4096,1", true);
+  add("add_f32_1048576x4_bcast0", sweep::broadcast, "add", "1048576,4", "4", true);
+  add("add_f32_4x1048576_bcast1", sweep::broadcast, "add", "4,1048576", "4,1", true);
+  add("add_transpose_f32_4096x4096", sweep::broadcast, "transpose", "4096,4096", "", true);
+  add("xtx_f64_1000000x16", sweep::matmul, "xtx", "1000000,16", "", false);
+  add("xtx_f32_1000000x16", sweep::matmul, "xtx", "1000000,16", "", false);
+  add("bmm_f32_10000x16x16", sweep::matmul, "bmm", "10000,16,16", "", false);
+
+  auto la = [&](const char* op, int64_t n, int64_t cols, int64_t batch) {
+    std::string name =
+        batch ? fmt::format("{}_f64_{}x{}_rhs{}", op, batch, n, cols)
+              : fmt::format("{}_f64_n{}{}", op, n, cols ? fmt::format("_rhs{}", cols) : "");
+    SweepCase c{name, sweep::linalg, op, "", "", ""};
+    c.n = n, c.cols = cols, c.batch = batch;
+    out.push_back(c);
+  };
+  for (int64_t n : {16, 64, 256, 1024})
+    for (int64_t cols : {1, 1000, 100000})
+      if (n * cols <= int64_t{256} * 100000)
+        la("spd", n, cols, 0);
+  la("spd", 4096, 1, 0);
+  for (int64_t n : {16, 64, 1024})
+    for (int64_t cols : {1, 1000, 100000})
+      if (n * cols <= int64_t{1024} * 1000)
+        la("general", n, cols, 0);
+  la("general", 4096, 1, 0);
+  la("spd", 4, 1, 100000);
+  la("spd", 16, 1, 10000);
+  la("spd", 64, 1, 1000);
+  la("general", 4, 1, 100000);
+  la("general", 16, 1, 10000);
+  la("general", 64, 1, 1000);
+  la("trsm", 64, 100000, 0);
+  la("trsm", 1024, 10000, 0);
+  for (int64_t n : {32, 256, 1024, 4096})
+    la("cholesky", n, 0, 0);
+  for (int64_t n : {32, 256, 1024})
+    la("qr", n, 0, 0);
+  return out;
+}
+
+} // namespace graphc::bench

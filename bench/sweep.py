@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""The peers on the shape sweep (bench/Sweep.h), for side-by-side runs with graphc.
+
+Usage: python3 bench/sweep.py [--repeat R] [--only SUBSTRING] [--graphc FILE]
+
+The cases and their names are bench/Sweep.h's (graphc runs them with
+`bench_gpu --workloads sweep`). For each case: PyTorch eager, torch.compile where
+the case fuses several ops (FUSIBLE), JAX jit and CuPy, with
+inputs on the device, timed as bench/peers.py times (median host-timed calls
+that include the synchronization, after warm-up), the relative error against a
+float64 NumPy reference. Prints one JSON line per run ("workload": "sweep").
+With --graphc FILE (bench_gpu's JSON lines of the same cases) it then prints
+a Markdown table: per case graphc, the best peer, their ratio and the copy floor.
+"""
+import argparse
+import collections
+import datetime
+import json
+import sys
+import time
+import statistics
+
+import numpy as np
+
+DATE = datetime.date.today().isoformat()
+# The kinds of case torch.compile can fuse (one reduction or elementwise op alone is
+# one eager kernel already, and each compile takes seconds).
+FUSIBLE = ("rows", "columns")
+
+Case = collections.namedtuple("Case", "name kind op shape axes extra n cols batch dtype")
+
+
+def sweep_cases():
+    """bench/Sweep.h's sweepCases(), in its order."""
+    out = []
+
+    def red(op, dtype, shape, axes, tag):
+        out.append(Case(f"{op}_{dtype}_{shape}_{tag}", "reduce", op,
+                        tuple(int(d) for d in shape.split("x")),
+                        tuple(int(a) for a in axes.split(",")), None, 0, 0, 0, dtype))
+
+    shapes = [("16777216", "0", []), ("1048576x4", "0,1", ["0", "1"]),
+              ("100000x64", "0,1", ["0", "1"]), ("8192x8192", "0,1", ["0", "1"]),
+              ("4x1000000", "0,1", ["0", "1"]), ("64x100000", "0,1", ["0", "1"]),
+              ("256x256x256", "0,1,2", ["0", "1", "2"])]
+    for name, all_axes, axes in shapes:
+        for a in axes:
+            red("sum", "f32", name, a, "ax" + a)
+        red("sum", "f32", name, all_axes, "all")
+    for op in ("mean", "max", "var", "argmax"):
+        for shape in ("1048576x4", "100000x64", "8192x8192"):
+            for a in ("0", "1"):
+                red(op, "f32", shape, a, "ax" + a)
+    red("max", "f32", "16777216", "0", "all")
+    for shape in ("1048576x4", "8192x8192"):
+        for a in ("0", "1"):
+            red("sum", "f64", shape, a, "ax" + a)
+    red("sum", "f64", "16777216", "0", "all")
+
+    def add(name, kind, op, shape, extra=None):
+        dtype = "f32" if "_f32_" in name else "f64"
+        out.append(Case(name, kind, op, shape, None, extra, 0, 0, 0, dtype))
+
+    add("softmax_f32_2048x50257_ax1", "rows", "softmax", (2048, 50257))
+    add("logsumexp_f32_2048x50257_ax1", "rows", "logsumexp", (2048, 50257))
+    add("colnorm_f32_1048576x64_ax0", "columns", "colnorm", (1048576, 64))
+    add("colnorm_f32_8192x8192_ax0", "columns", "colnorm", (8192, 8192))
+    add("add_f32_4096x4096_bcast0", "broadcast", "add", (4096, 4096), (4096,))
+    add("add_f32_4096x4096_bcast1", "broadcast", "add", (4096, 4096), (4096, 1))
+    add("add_f32_1048576x4_bcast0", "broadcast", "add", (1048576, 4), (4,))
+    add("add_f32_4x1048576_bcast1", "broadcast", "add", (4, 1048576), (4, 1))
+    add("add_transpose_f32_4096x4096", "broadcast", "transpose", (4096, 4096))
+    add("xtx_f64_1000000x16", "matmul", "xtx", (1000000, 16))
+    add("xtx_f32_1000000x16", "matmul", "xtx", (1000000, 16))
+    add("bmm_f32_10000x16x16", "matmul", "bmm", (10000, 16, 16))
+
+    def la(op, n, cols, batch):
+        if batch:
+            name = f"{op}_f64_{batch}x{n}_rhs{cols}"
+        else:
+            name = f"{op}_f64_n{n}" + (f"_rhs{cols}" if cols else "")
+        out.append(Case(name, "linalg", op, None, None, None, n, cols, batch, "f64"))
+
+    for n in (16, 64, 256, 1024):
+        for cols in (1, 1000, 100000):
+            if n * cols <= 256 * 100000:
+                la("spd", n, cols, 0)
+    la("spd", 4096, 1, 0)
+    for n in (16, 64, 1024):
+        for cols in (1, 1000, 100000):
+            if n * cols <= 1024 * 1000:
+                la("general", n, cols, 0)
+    la("general", 4096, 1, 0)
+    for op in ("spd", "general"):
+        for batch, n in ((100000, 4), (10000, 16), (1000, 64)):
+            la(op, n, 1, batch)
+    # bench/Sweep.h orders the batched SPD before the batched general ones, as here.
+    la("trsm", 64, 100000, 0)
+    la("trsm", 1024, 10000, 0)
+    for n in (32, 256, 1024, 4096):
+        la("cholesky", n, 0, 0)
+    for n in (32, 256, 1024):
+        la("qr", n, 0, 0)
+    return out
+
+
+def inputs(case, rng):
+    """float64 inputs: standard normal."""
+    if case.kind == "reduce" or case.kind in ("rows", "columns"):
+        return (rng.standard_normal(case.shape),)
+    if case.kind == "broadcast":
+        x = rng.standard_normal(case.shape)
+        return (x,) if case.op == "transpose" else (x, rng.standard_normal(case.extra))
+    if case.kind == "matmul":
+        x = rng.standard_normal(case.shape)
+        return (x,) if case.op == "xtx" else (x, rng.standard_normal(case.shape))
+    lead = (case.batch,) if case.batch else ()
+    xa = rng.standard_normal(lead + (case.n, case.n))
+    if case.op in ("cholesky", "qr"):
+        return (xa,)
+    return (xa, rng.standard_normal(lead + (case.n, case.cols)))
+
+
+class Ops:
+    """The few array functions the formulas need, for NumPy, CuPy, jax.numpy and torch."""
+
+    def __init__(self, xp, linalg_tri, torch=None):
+        self.xp, self.tri, self.torch = xp, linalg_tri, torch
+
+    def reduce(self, op, x, axes):
+        if self.torch is not None:
+            t = self.torch
+            if op == "sum":
+                return t.sum(x, dim=axes)
+            if op == "mean":
+                return t.mean(x, dim=axes)
+            if op == "var":
+                return t.var(x, dim=axes, correction=0)
+            if op == "max":
+                return t.amax(x, dim=axes)
+            return t.argmax(x.reshape(-1) if len(axes) == x.dim() else x, dim=None if len(axes) == x.dim() else axes[0])
+        xp = self.xp
+        ax = axes if len(axes) > 1 else axes[0]
+        if op == "argmax":
+            return xp.argmax(x, axis=None if len(axes) == x.ndim else axes[0])
+        return {"sum": xp.sum, "mean": xp.mean, "var": xp.var, "max": xp.max}[op](x, axis=ax)
+
+    def keep(self, op, x, axis):
+        if self.torch is not None:
+            return (self.torch.amax if op == "max" else self.torch.sum)(x, dim=axis, keepdim=True)
+        return (self.xp.max if op == "max" else self.xp.sum)(x, axis=axis, keepdims=True)
+
+    def eye(self, n, like):
+        if self.torch is not None:
+            return self.torch.eye(n, dtype=like.dtype, device=like.device)
+        return self.xp.eye(n, dtype=like.dtype)
+
+    def mT(self, x):
+        return x.mT if self.torch is not None else self.xp.swapaxes(x, -1, -2)
+
+
+def formula(ops, case):
+    """The case as a function of its inputs."""
+    xp, torch = ops.xp, ops.torch
+    if case.kind == "reduce":
+        return lambda x: ops.reduce(case.op, x, case.axes)
+    if case.kind == "rows":
+        def rows(x):
+            m = ops.keep("max", x, 1)
+            e = xp.exp(x - m)
+            s = ops.keep("sum", e, 1)
+            return e / s if case.op == "softmax" else xp.log(s) + m
+        return rows
+    if case.kind == "columns":
+        def columns(x):
+            if torch is not None:
+                return (x - x.mean(0, keepdim=True)) / torch.sqrt(x.var(0, keepdim=True, correction=0))
+            return (x - x.mean(axis=0, keepdims=True)) / xp.sqrt(x.var(axis=0, keepdims=True))
+        return columns
+    if case.kind == "broadcast":
+        if case.op == "transpose":
+            return lambda x: x + x.T
+        return lambda x, b: x + b
+    if case.kind == "matmul":
+        if case.op == "xtx":
+            return lambda x: ops.mT(x) @ x
+        return lambda x, y: x @ y
+    n = case.n
+
+    def spd(xa):
+        return xa @ ops.mT(xa) / n + ops.eye(n, xa)
+    solve = torch.linalg.solve if torch is not None else xp.linalg.solve
+    if case.op == "spd":
+        return lambda xa, b: solve(spd(xa), b)
+    if case.op == "general":
+        return lambda xa, b: solve(xa + n * ops.eye(n, xa), b)
+    if case.op == "trsm":
+        def trsm(xa, b):
+            a = xa + n * ops.eye(n, xa)
+            return ops.tri(xp.tril(a) if torch is None else torch.tril(a), b)
+        return trsm
+    if case.op == "cholesky":
+        chol = torch.linalg.cholesky if torch is not None else xp.linalg.cholesky
+        return lambda xa: chol(spd(xa))
+    qr = torch.linalg.qr if torch is not None else xp.linalg.qr
+    return lambda xa: qr(xa)[1]
+
+
+def median_ms(call, repeat):
+    call()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def rel_err(out, ref):
+    out = np.asarray(out, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    return float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-300))
+
+
+def numpy_ops():
+    import scipy.linalg
+
+    def tri(a, b):
+        if a.ndim == 2:
+            return scipy.linalg.solve_triangular(a, b, lower=True)
+        raise ValueError("batched triangular solve")
+    return Ops(np, tri)
+
+
+def systems():
+    """(system, variant, Ops-or-None, wrap(fn) -> callable, to_device, to_host, wait), as available."""
+    out = []
+    try:
+        import torch
+        ops = Ops(None, lambda a, b: torch.linalg.solve_triangular(a, b, upper=False), torch)
+        dev = lambda a, dt: torch.tensor(a, dtype=getattr(torch, dt), device="cuda")  # noqa: E731
+        host = lambda o: o.cpu().numpy()  # noqa: E731
+        wait = lambda o: torch.cuda.synchronize()  # noqa: E731
+        out.append(("pytorch", "eager", ops, lambda f, c: f, dev, host, wait))
+        out.append(("pytorch", "torch.compile", ops,
+                    lambda f, c: torch.compile(f, dynamic=False) if c.kind in FUSIBLE else None,
+                    dev, host, wait))
+    except ImportError as e:
+        print(f"sweep.py: pytorch skipped: {e}", file=sys.stderr)
+    try:
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+        import jax.scipy.linalg
+        ops = Ops(jnp, lambda a, b: jax.scipy.linalg.solve_triangular(a, b, lower=True))
+        out.append(("jax", "jit", ops, lambda f, c: jax.jit(f),
+                    lambda a, dt: jnp.asarray(a, dtype={"float32": jnp.float32,
+                                                        "float64": jnp.float64}[dt]),
+                    np.asarray, lambda o: o.block_until_ready()))
+    except ImportError as e:
+        print(f"sweep.py: jax skipped: {e}", file=sys.stderr)
+    try:
+        import cupy as cp
+        import cupyx.scipy.linalg
+        ops = Ops(cp, lambda a, b: cupyx.scipy.linalg.solve_triangular(a, b, lower=True))
+        sync = cp.cuda.Device().synchronize
+        out.append(("cupy", "eager", ops, lambda f, c: f,
+                    lambda a, dt: cp.asarray(a, dtype=dt), cp.asnumpy, lambda o: sync()))
+    except ImportError as e:
+        print(f"sweep.py: cupy skipped: {e}", file=sys.stderr)
+    return out
+
+
+def run(args):
+    rng = np.random.default_rng(0)
+    npops = numpy_ops()
+    found = systems()
+    for case in sweep_cases():
+        if args.only and args.only not in case.name:
+            continue
+        xs = inputs(case, rng)
+        try:
+            ref = np.asarray(formula(npops, case)(*xs), dtype=np.float64)
+        except Exception as e:  # noqa: BLE001
+            print(f"sweep.py: no reference for {case.name}: {e!r}", file=sys.stderr)
+            continue
+        dt = "float32" if case.dtype == "f32" else "float64"
+        for system, variant, ops, wrap, to_device, to_host, wait in found:
+            try:
+                fn = wrap(formula(ops, case), case)
+                if fn is None:
+                    continue
+                dxs = [to_device(a, dt) for a in xs]
+                out = fn(*dxs)
+                wait(out)
+                err = rel_err(to_host(out), ref)
+                first = median_ms(lambda: wait(fn(*dxs)), 3)
+                repeat = args.repeat if first > 1 else max(args.repeat, 200)
+                ms = median_ms(lambda: wait(fn(*dxs)), repeat)
+                del dxs, out
+            except Exception as e:  # noqa: BLE001
+                print(f"sweep.py: {system} {variant} failed on {case.name}: {str(e)[:200]}",
+                      file=sys.stderr)
+                continue
+            print(json.dumps({"date": DATE, "device": args.device, "workload": "sweep",
+                              "case": case.name, "system": system, "variant": variant,
+                              "median_ms": round(ms, 4), "rel_err": float(f"{err:.2e}")}),
+                  flush=True)
+
+
+def table(paths):
+    """Markdown: per case graphc's time, the best peer's, their ratio, the copy floor."""
+    rows = collections.defaultdict(dict)
+    for path in paths:
+        for line in open(path):
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            r = json.loads(line)
+            if r.get("workload") != "sweep":
+                continue
+            key = r["system"] if r["system"] in ("graphc", "floor") else "peer"
+            best = rows[r["case"]].get(key)
+            if best is None or r["median_ms"] < best["median_ms"]:
+                rows[r["case"]][key] = r
+    lines = ["| case | graphc ms | err | best peer | ms | err | graphc / best | floor ms |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in sweep_cases():
+        r = rows.get(c.name)
+        if not r:
+            continue
+        g, p, f = r.get("graphc"), r.get("peer"), r.get("floor")
+        ratio = f"{g['median_ms'] / p['median_ms']:.2f}" if g and p else "-"
+        if g and p and g["median_ms"] > 1.1 * p["median_ms"]:
+            ratio = f"**{ratio}**"
+        cell = lambda x, k: (f"{x[k]:.4g}" if isinstance(x[k], float) else str(x[k])) if x and k in x else "-"  # noqa: E731
+        lines.append(f"| {c.name} | {cell(g, 'median_ms')} | {cell(g, 'rel_err')} | "
+                     f"{p['system'] + ' ' + p['variant'] if p else '-'} | {cell(p, 'median_ms')} | "
+                     f"{cell(p, 'rel_err')} | {ratio} | {cell(f, 'median_ms')} |")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--device", default="NVIDIA H200")
+    parser.add_argument("--table", nargs="*", help="render JSON lines files as a table, no runs")
+    args = parser.parse_args()
+    if args.table:
+        print(table(args.table))
+        return
+    run(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+//===- passes/RoutePolicy.cpp - Where the GPU routes a step, by shape -----===//
+#include "passes/RoutePolicy.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+
+namespace graphc::passes {
+
+const RoutePolicy& RoutePolicy::gpu() {
+  static const RoutePolicy policy;
+  return policy;
+}
+
+ReductionSplit chooseReductionSplit(const RoutePolicy& p, int64_t outputs, int64_t extent,
+                                    bool contiguous) {
+  if (outputs <= 0 || extent <= 1)
+    return {0, "nothing to split"};
+  int64_t target;
+  if (!contiguous) {
+    if (outputs >= p.reduceThreadTarget)
+      return {0, fmt::format("{} segments fill the GPU a thread each", outputs)};
+    if (extent < p.reduceMinSplitWalk)
+      return {0, fmt::format("a walk of {} points is short", extent)};
+    target =
+        std::min((2 * p.reduceThreadTarget + outputs - 1) / outputs, extent / p.reduceMinPartWalk);
+  } else {
+    if (outputs >= p.reduceBlockTarget)
+      return {0, fmt::format("{} segments fill the GPU a block each", outputs)};
+    if (extent < p.reduceMinSplitLength)
+      return {0, fmt::format("segments of {} points are short", extent)};
+    target = std::min((2 * p.reduceBlockTarget + outputs - 1) / outputs, extent / p.reduceMinChunk);
+  }
+  // The largest divisor of the extent up to the target, if it is not far under it.
+  for (int64_t d = target; d >= std::max<int64_t>(2, target / 4); --d)
+    if (extent % d == 0)
+      return {d, fmt::format("{} {} of {} points: {} chunks", outputs,
+                             contiguous ? "rows" : "columns", extent, d)};
+  return {0, fmt::format("no divisor of {} near {}", extent, target)};
+}
+
+int64_t chooseSolveColumnChunks(const RoutePolicy& p, int64_t batch, int64_t cols,
+                                bool warpKernel) {
+  if (batch <= 0 || cols <= p.solveMinChunkCols)
+    return 1;
+  int64_t units = warpKernel ? p.solveWarpUnits : p.solveBlockUnits;
+  int64_t wanted = (units + batch - 1) / batch;
+  int64_t most = (cols + p.solveMinChunkCols - 1) / p.solveMinChunkCols;
+  return std::max<int64_t>(1, std::min(wanted, most));
+}
+
+bool logRoutes() {
+  static const bool on = [] {
+    const char* log = std::getenv("GRAPHC_LOG");
+    return log && (std::strstr(log, "routes") || std::strstr(log, "all"));
+  }();
+  return on;
+}
+
+} // namespace graphc::passes

@@ -1,0 +1,82 @@
+//===- passes/RoutePolicy.h - Where the GPU routes a step, by shape -*- C++ -*-===//
+//
+// One table of the shape thresholds that choose between routes on the GPU, and
+// the functions that read it. Every threshold that picks a route by shape lives
+// here, with the measurement it came from, so that a route change is one edit and
+// a test (tests/passes/RoutePolicyTest.cpp) pins the choices on the sweep's shapes
+// (bench/sweep.cpp). GRAPHC_LOG=routes prints each choice with its reason.
+//
+// Reductions. A fused reduction kernel gives each segment (one output element) one
+// thread, when the reduced axes are not the trailing ones, or one block, when they
+// are and a segment is long. With few outputs that leaves the GPU idle: a sum over
+// axis 0 of f32[1048576,4] ran on 4 threads (16 ms on an H200). Such a reduction
+// is split (passes/SplitReductions.h): the reduced axis is cut into `chunks`
+// pieces, each reduced by its own threads or blocks, and the pieces are combined
+// by a second reduction over them (which may split again).
+//
+// Small SPD solves with many right-hand sides. The fused Cholesky-solve kernels
+// (runtime/cuda/SpdSolveKernels.cpp) give each matrix a warp or a block; with one
+// matrix and 10^5 columns that is one block for the whole solve (100 ms at
+// n = 16). The columns are cut into chunks, each on its own warp group or block,
+// every one factoring the (small) matrix again.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace graphc::passes {
+
+/// The thresholds. Defaults are the H200's (132 multiprocessors).
+struct RoutePolicy {
+  // --- reductions (passes/SplitReductions.h) ---
+  /// Thread-per-segment reductions (reduced axes not trailing) with fewer segments
+  /// than this are split; the split aims at twice this many threads.
+  int64_t reduceThreadTarget = 65536;
+  /// ... when the reduced extent is at least this (a shorter walk is cheaper than
+  /// a second launch, about 2 us in a captured run).
+  int64_t reduceMinSplitWalk = 128;
+  /// Each thread of a split walks at least this many points.
+  int64_t reduceMinPartWalk = 32;
+  /// Block-per-segment reductions (trailing reduced axes) with fewer segments than
+  /// this (two blocks per multiprocessor) are split into about twice as many...
+  int64_t reduceBlockTarget = 264;
+  /// ... when a segment has at least this many points,
+  int64_t reduceMinSplitLength = 16384;
+  /// ... into chunks of at least this many points.
+  int64_t reduceMinChunk = 4096;
+
+  // --- fused small Cholesky solves (runtime/cuda/SmallBatched.h) ---
+  /// Aim at this many (matrix, column chunk) units for the warp kernels (n <= 32)...
+  int64_t solveWarpUnits = 4096;
+  /// ... and at this many blocks for the block kernels (n <= 128).
+  int64_t solveBlockUnits = 528;
+  /// A chunk has at least this many columns (each chunk factors the matrix again).
+  int64_t solveMinChunkCols = 32;
+
+  /// The defaults.
+  static const RoutePolicy& gpu();
+};
+
+/// How a reduction splits: into `chunks` pieces of its reduced extent (0: not at
+/// all), and why.
+struct ReductionSplit {
+  int64_t chunks = 0;
+  std::string reason;
+};
+
+/// The split of a reduction with `outputs` output elements, each reducing `extent`
+/// points, along trailing axes (`contiguous`) or not. chunks divides extent.
+ReductionSplit chooseReductionSplit(const RoutePolicy& p, int64_t outputs, int64_t extent,
+                                    bool contiguous);
+
+/// How many column chunks a fused Cholesky solve of `batch` matrices
+/// with `cols` right-hand sides runs in (1: one unit per matrix). `warpKernel`: the
+/// kernel of n <= 32, a few lanes per matrix; else a block per matrix.
+int64_t chooseSolveColumnChunks(const RoutePolicy& p, int64_t batch, int64_t cols, bool warpKernel);
+
+/// True when GRAPHC_LOG names `routes` (or `all`): route choices go to stderr.
+bool logRoutes();
+
+} // namespace graphc::passes

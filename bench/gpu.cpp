@@ -40,15 +40,22 @@ using namespace graphc;
 
 namespace {
 
-/// ||a - ref|| / ||ref||.
-double relativeError(const Array& a, const Array& ref) {
-  std::vector<double> r = ref.toVector<double>(), x;
+/// The elements of an f32, f64 or i64 (argmax's) array as doubles.
+std::vector<double> asDoubles(const Array& a) {
   if (a.dtype() == DType::F32) {
     std::vector<float> f = a.toVector<float>();
-    x.assign(f.begin(), f.end());
-  } else {
-    x = a.toVector<double>();
+    return {f.begin(), f.end()};
   }
+  if (a.dtype() == DType::I64) {
+    std::vector<int64_t> i = a.toVector<int64_t>();
+    return {i.begin(), i.end()};
+  }
+  return a.toVector<double>();
+}
+
+/// ||a - ref|| / ||ref||.
+double relativeError(const Array& a, const Array& ref) {
+  std::vector<double> r = asDoubles(ref), x = asDoubles(a);
   double num = 0, den = 0;
   for (size_t i = 0; i < r.size(); ++i) {
     num += (x[i] - r[i]) * (x[i] - r[i]);

@@ -271,11 +271,18 @@ def systems():
     return out
 
 
+# The cases of issue 27's table, run first (a run cut short still has them).
+FIRST = ("sum_f32_1048576x4_ax0", "sum_f32_100000x64_ax0", "sum_f32_16777216_all",
+         "sum_f32_8192x8192_ax0", "spd_f64_n16_rhs100000", "spd_f64_n64_rhs100000",
+         "spd_f64_n64_rhs1000", "general_f64_100000x4_rhs1", "colnorm_f32_1048576x64_ax0",
+         "argmax_f32_8192x8192_ax1", "softmax_f32_2048x50257_ax1", "add_transpose_f32_4096x4096")
+
+
 def run(args):
     rng = np.random.default_rng(0)
     npops = numpy_ops()
     found = systems()
-    for case in sweep_cases():
+    for case in sorted(sweep_cases(), key=lambda c: c.name not in FIRST):
         if args.only and args.only not in case.name:
             continue
         xs = inputs(case, rng)
@@ -295,7 +302,7 @@ def run(args):
                 wait(out)
                 err = rel_err(to_host(out), ref)
                 first = median_ms(lambda: wait(fn(*dxs)), 3)
-                repeat = args.repeat if first > 1 else max(args.repeat, 200)
+                repeat = args.repeat if first > 1 else max(args.repeat, 100)
                 ms = median_ms(lambda: wait(fn(*dxs)), repeat)
                 del dxs, out
             except Exception as e:  # noqa: BLE001

@@ -163,6 +163,12 @@ template <int W, bool Even> __device__ __forceinline__ gc_moments gc_merge_warps
   return t[0];
 }
 )";
+  case kExtreme:
+    return R"(// The running float max (Max) or min of max/min: NaN wins, then the first NaN.
+template <bool Max, typename T> __device__ __forceinline__ T gc_extreme(T a, T b) {
+  return a != a ? a : b != b ? b : Max ? (b > a ? b : a) : (b < a ? b : a);
+}
+)";
   }
   return "";
 }
@@ -568,7 +574,7 @@ CudaKernel Emitter::emit(llvm::StringRef name) {
                    : k_.hasReduction() ? ", S segments (a parameter)"
                                        : ", N points (a parameter)");
   s += kTypedefs;
-  for (unsigned h = 1; h <= kMoments; h <<= 1)
+  for (unsigned h = 1; h <= kExtreme; h <<= 1)
     if (helpers_ & h)
       s += helperText(static_cast<Helper>(h));
   s +=

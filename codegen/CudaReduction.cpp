@@ -30,9 +30,19 @@ Accumulator Emitter::accumulator(int reduce) {
     a.init = "{0, 0, 0, 0}";
     return a;
   }
+  a.max = op == Op::Max || op == Op::Argmax;
+  if ((op == Op::Max || op == Op::Min) && ir::isFloat(t)) {
+    helpers_ |= kExtreme;
+    a.how = Accumulator::Extreme;
+    a.type = ctype(t);
+    // -inf for max, inf for min, from their bits (NVRTC has no INFINITY).
+    a.init = t == DType::F32 ? (a.max ? "__int_as_float(0xff800000)" : "__int_as_float(0x7f800000)")
+             : a.max         ? "__longlong_as_double(0xfff0000000000000ULL)"
+                             : "__longlong_as_double(0x7ff0000000000000ULL)";
+    return a;
+  }
   helpers_ |= kBest;
   a.how = Accumulator::Best;
-  a.max = op == Op::Max || op == Op::Argmax;
   a.type = fmt::format("gc_best<{}>", ctype(t));
   a.init = fmt::format("{{({})0, -1}}", ctype(t));
   return a;
@@ -99,6 +109,8 @@ std::string Emitter::reducedValue(int r) const {
   const char* R = ctype(inst.dtype);
   if (op == Op::Argmax || op == Op::Argmin)
     return fmt::format("({})a{}.i", R, r);
+  if ((op == Op::Max || op == Op::Min) && ir::isFloat(t))
+    return fmt::format("({})a{}", R, r);
   if (op == Op::Max || op == Op::Min)
     return fmt::format("a{}.v", r);
   if (op == Op::Var)

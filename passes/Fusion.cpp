@@ -427,8 +427,15 @@ FusionPartition partitionForFusion(const ir::Graph& g, const FusionPolicy& polic
       if (score > bestScore)
         best = id, bestScore = score;
     }
+    // Sibling reductions sharing this producer (the mean and the variance of one
+    // value) merge first: the producer is then computed once in the merged group,
+    // not written by one group and read back by the other.
     for (int id : legal)
-      if (id != best)
+      if (id != best && canFuseSiblings(best, id, state) &&
+          policy({FusionOption::Siblings, nullptr, best, id, &state}) > 0)
+        state.merge(id, best);
+    for (int id : legal)
+      if (id != best && !state.group(id).nodes.empty())
         explain(n, id, "it is computed in another group, and recomputing it is not allowed");
     if (best >= 0)
       state.join(n, best);

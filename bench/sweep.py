@@ -165,11 +165,13 @@ def formula(ops, case):
     if case.kind == "reduce":
         return lambda x: ops.reduce(case.op, x, case.axes)
     if case.kind == "rows":
+        lib = torch if torch is not None else xp
+
         def rows(x):
             m = ops.keep("max", x, 1)
-            e = xp.exp(x - m)
+            e = lib.exp(x - m)
             s = ops.keep("sum", e, 1)
-            return e / s if case.op == "softmax" else xp.log(s) + m
+            return e / s if case.op == "softmax" else lib.log(s) + m
         return rows
     if case.kind == "columns":
         def columns(x):

@@ -17,10 +17,10 @@ import collections
 import datetime
 import json
 import sys
-import time
-import statistics
 
 import numpy as np
+
+from peers import median_ms, rel_err  # bench/peers.py, beside this file
 
 DATE = datetime.date.today().isoformat()
 # The kinds of case torch.compile can fuse (one reduction or elementwise op alone is
@@ -206,22 +206,6 @@ def formula(ops, case):
         return lambda xa: chol(spd(xa))
     qr = torch.linalg.qr if torch is not None else xp.linalg.qr
     return lambda xa: qr(xa)[1]
-
-
-def median_ms(call, repeat):
-    call()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
-
-
-def rel_err(out, ref):
-    out = np.asarray(out, dtype=np.float64)
-    ref = np.asarray(ref, dtype=np.float64)
-    return float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-300))
 
 
 def numpy_ops():

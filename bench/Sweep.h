@@ -141,7 +141,8 @@ inline std::vector<SweepCase> sweepCases() {
   std::vector<SweepCase> out;
   auto red = [&](const char* op, const char* dtype, const char* shape, const char* axes,
                  const char* tag) {
-    SweepCase c{fmt::format("{}_{}_{}_{}", op, dtype, shape, tag), sweep::reduce, op, shape, axes, ""};
+    SweepCase c{
+        fmt::format("{}_{}_{}_{}", op, dtype, shape, tag), sweep::reduce, op, shape, axes, ""};
     for (char& ch : c.shape)
       ch = ch == 'x' ? ',' : ch;
     c.memoryBound = true;

@@ -465,8 +465,8 @@ KernelLaunch SmallBatched::choleskySolveLaunch(int64_t batch, const SpdMatrices&
     l.config.sharedBytes = blockSharedElements(rows, elementSize) * elementSize;
   }
   if (passes::logRoutes())
-    fmt::print(stderr, "[graphc] route: cholesky solve of {} x {}^2, {} columns: {} chunk{} of {}\n",
-               batch, form.n, cols, chunks, chunks == 1 ? "" : "s", chunk);
+    fmt::print(stderr, "[graphc] route: cholesky solve of {} x {}^2, {} columns: {} x {}\n", batch,
+               form.n, cols, chunks, chunk);
   auto real = [&](double v) {
     return elementSize == sizeof(float) ? slot(static_cast<float>(v)) : slot(v);
   };

@@ -31,7 +31,7 @@ const Pass kPasses[] = {
     {"share-factors", "solves with one matrix and its transpose share one factorization",
      shareFactors},
     {"lower-linalg", "lower solves by structure: Cholesky, triangular, Woodbury, LU", lowerLinalg},
-    {"split-reductions", "split reductions with few outputs in two (the GPU runs it)",
+    {"split-reductions", "split reductions with few outputs in two; the GPU backend runs it",
      splitReductions},
 };
 

@@ -141,59 +141,110 @@ private:
 
   /// v (axes [a0, a1] as the reduction's operand's) with those axes regrouped as
   /// the cut says, the reshape pushed up through elementwise ops and broadcasts.
-  Value regroup(Value v, const Cut& c) {
-    auto key = std::make_pair(v.node, v.index);
-    if (auto it = memo_.find(key); it != memo_.end())
-      return it->second;
-    Value out = regroupNew(v, c);
-    memo_[key] = out;
-    return out;
+  using Key = std::pair<const Node*, unsigned>;
+  static Key key(Value v) { return {v.node, v.index}; }
+
+  /// Regroups v, after the values its regrouping reads (an explicit stack: a prologue
+  /// may be a chain of thousands of ops).
+  Value regroup(Value root, const Cut& c) {
+    std::vector<std::pair<Value, bool>> work{{root, false}};
+    while (!work.empty()) {
+      auto [v, expanded] = work.back();
+      if (memo_.count(key(v))) {
+        work.pop_back();
+        continue;
+      }
+      if (!expanded) {
+        work.back().second = true;
+        for (Value in : regroupedInputs(v, c))
+          if (!memo_.count(key(in)))
+            work.push_back({in, false});
+        continue;
+      }
+      work.pop_back();
+      memo_[key(v)] = regroupNew(v, c);
+    }
+    return memo_.at(key(root));
   }
 
+  /// Where v is elementwise over operands of its shape: true.
+  static bool elementwiseOfSameShape(const Node& n, const ir::Shape& shape) {
+    return ir::isElementwise(ir::opInfo(n.op()).kind) && n.numResults() == 1 &&
+           llvm::all_of(n.operands(), [&](Value o) { return o.type().shape == shape; });
+  }
+
+  /// Where v broadcasts u over the cut axes (unit) or along them (whole, then u
+  /// padded with leading unit axes to v's rank is regrouped too).
+  struct Broadcast {
+    bool unit = false, whole = false;
+    ir::Shape padded;
+  };
+  static Broadcast broadcastOf(Value v, const Cut& c) {
+    const Node& n = *v.node;
+    Broadcast b;
+    if (n.op() != Op::BroadcastTo)
+      return b;
+    const ir::Shape& shape = v.type().shape;
+    Value u = n.operand(0);
+    b.padded.assign(shape.size() - u.type().shape.size(), 1);
+    b.padded.append(u.type().shape.begin(), u.type().shape.end());
+    llvm::ArrayRef<int64_t> cutAxes =
+        llvm::ArrayRef<int64_t>(b.padded).slice(c.a0, c.a1 - c.a0 + 1);
+    b.unit = llvm::all_of(cutAxes, [](int64_t d) { return d == 1; });
+    b.whole = !b.unit && cutAxes == llvm::ArrayRef<int64_t>(shape).slice(c.a0, c.a1 - c.a0 + 1);
+    return b;
+  }
+
+  /// u padded to the rank of the broadcast's result.
+  Value padded(Value u, const Broadcast& b) {
+    if (b.padded == u.type().shape)
+      return u;
+    return rw_.apply(Op::Reshape, {u},
+                     ir::Attrs{{"shape", std::vector<int64_t>(b.padded.begin(), b.padded.end())}});
+  }
+
+  /// The values whose regrouped forms regroupNew(v) reads.
+  std::vector<Value> regroupedInputs(Value v, const Cut& c) {
+    const Node& n = *v.node;
+    if (n.op() == Op::Full)
+      return {};
+    if (elementwiseOfSameShape(n, v.type().shape))
+      return {n.operands().begin(), n.operands().end()};
+    if (Broadcast b = broadcastOf(v, c); b.whole)
+      return {padded(n.operand(0), b)};
+    return {};
+  }
+
+  /// v regrouped, its regroupedInputs already in memo_.
   Value regroupNew(Value v, const Cut& c) {
     const Node& n = *v.node;
-    const ir::Shape& shape = v.type().shape;
-    llvm::ArrayRef<int64_t> s(shape);
+    llvm::ArrayRef<int64_t> s(v.type().shape);
     std::vector<int64_t> to = concat(s.take_front(c.a0), c.middle(), s.drop_front(c.a1 + 1));
     if (n.op() == Op::Full)
       return rw_.full(n.attrs().getFloat("value"), ir::TensorType(v.type().dtype, to));
-    if (ir::isElementwise(ir::opInfo(n.op()).kind) && n.numResults() == 1 &&
-        llvm::all_of(n.operands(), [&](Value o) { return o.type().shape == shape; })) {
+    if (elementwiseOfSameShape(n, v.type().shape)) {
       llvm::SmallVector<Value, 3> operands;
       for (Value o : n.operands())
-        operands.push_back(regroup(o, c));
+        operands.push_back(memo_.at(key(o)));
       return rw_.apply(n.op(), operands, n.attrs());
     }
-    if (n.op() == Op::BroadcastTo) {
-      Value u = n.operand(0);
-      ir::Shape padded(shape.size() - u.type().shape.size(), 1);
-      padded.append(u.type().shape.begin(), u.type().shape.end());
-      llvm::ArrayRef<int64_t> p(padded);
-      llvm::ArrayRef<int64_t> cutAxes = p.slice(c.a0, c.a1 - c.a0 + 1);
-      bool unit = llvm::all_of(cutAxes, [](int64_t d) { return d == 1; });
-      bool whole = cutAxes == s.slice(c.a0, c.a1 - c.a0 + 1);
-      if (unit || whole) {
-        Value operand = u;
-        if (unit) {
-          std::vector<int64_t> ones = concat(p.take_front(c.a0), {1, 1}, p.drop_front(c.a1 + 1));
-          operand = rw_.apply(Op::Reshape, {u}, ir::Attrs{{"shape", ones}});
-        } else {
-          if (padded != u.type().shape)
-            operand = rw_.apply(Op::Reshape, {u},
-                                ir::Attrs{{"shape", std::vector<int64_t>(p.begin(), p.end())}});
-          operand = regroup(operand, c);
-        }
-        if (llvm::ArrayRef<int64_t>(operand.type().shape) == llvm::ArrayRef<int64_t>(to))
-          return operand;
-        return rw_.apply(Op::BroadcastTo, {operand}, ir::Attrs{{"shape", to}});
-      }
+    Broadcast b = broadcastOf(v, c);
+    if (b.unit || b.whole) {
+      llvm::ArrayRef<int64_t> p(b.padded);
+      Value operand = b.unit ? rw_.apply(Op::Reshape, {n.operand(0)},
+                                         ir::Attrs{{"shape", concat(p.take_front(c.a0), {1, 1},
+                                                                    p.drop_front(c.a1 + 1))}})
+                             : memo_.at(key(padded(n.operand(0), b)));
+      if (llvm::ArrayRef<int64_t>(operand.type().shape) == llvm::ArrayRef<int64_t>(to))
+        return operand;
+      return rw_.apply(Op::BroadcastTo, {operand}, ir::Attrs{{"shape", to}});
     }
     return rw_.apply(Op::Reshape, {v}, ir::Attrs{{"shape", to}});
   }
 
   Rewriter& rw_;
   const RoutePolicy& policy_;
-  std::map<std::pair<const Node*, unsigned>, Value> memo_;
+  std::map<Key, Value> memo_;
 };
 
 } // namespace

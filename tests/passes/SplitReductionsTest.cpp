@@ -204,6 +204,21 @@ graph @ties(%x: f64[960,3]) {{
   }
 }
 
+TEST(SplitReductions, ALongPrologueIsRegroupedWithoutRecursion) {
+  // 20,000 elementwise ops before the reduction: the regrouping walks them with its
+  // own stack.
+  std::string text = "graph @chain(%x: f32[960,3]) {\n  %y0 = exp %x\n";
+  const int ops = 20000;
+  for (int i = 1; i <= ops; ++i)
+    text += fmt::format("  %y{} = add %y{}, %x\n", i, i - 1);
+  text += fmt::format("  %r = sum %y{} {{axes=[0]}}\n  return %r\n}}", ops);
+  auto g = ir::parseGraph(text);
+  passes::PassStats stats;
+  auto split = passes::splitReductions(*g, smallPolicy(), stats);
+  EXPECT_TRUE(stats.changed());
+  EXPECT_GT(countReductions(*split), 1);
+}
+
 TEST(SplitReductions, ManyOutputsStayWhole) {
   passes::PassStats stats;
   // Rows of a wide matrix: enough blocks already, on the GPU's own policy.

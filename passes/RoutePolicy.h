@@ -28,7 +28,11 @@
 
 namespace graphc::passes {
 
-/// The thresholds. Defaults are the H200's (132 multiprocessors).
+/// The thresholds. Defaults are for the H200 (132 multiprocessors), set from its
+/// occupancy (threads and blocks to fill it) and launch cost, then checked on the
+/// sweep of 2026-12-01 (docs/bench/sweep.md): every reduction they split ran at or
+/// under the best peer's time, argmax over f32[8192,8192] aside (its accumulator, not
+/// the split). They have not yet been tuned by sweeping the thresholds themselves.
 struct RoutePolicy {
   // --- reductions (passes/SplitReductions.h) ---
   /// Thread-per-segment reductions (reduced axes not trailing) with fewer segments

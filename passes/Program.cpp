@@ -44,7 +44,7 @@ std::vector<Step> buildSteps(const FusionPartition& partition, std::vector<int>&
       s.inputs.assign(e.library->operands().begin(), e.library->operands().end());
     } else {
       s.nodes = withComputedSources(partition.groups[e.group]);
-      s.inputs = groupInputs(FusionGroup{s.nodes, {}, {}});
+      s.inputs = groupInputs(FusionGroup{s.nodes, {}, {}, {}});
     }
     for (const Node* n : s.nodes)
       if (n->kind() != ir::OpKind::Source)

@@ -105,7 +105,11 @@ Array Array::empty(DType dtype, llvm::ArrayRef<int64_t> shape) {
   Array a;
   a.dtype_ = dtype;
   a.shape_.assign(shape.begin(), shape.end());
-  a.strides_ = contiguousStrides(shape);
+  try {
+    a.strides_ = contiguousStrides(shape); // a zero extent leaves the others' product
+  } catch (const Error& e) {
+    throw AllocationError(e.message());
+  }
   int64_t n = ir::numElements(shape);
   // At least one byte so that data_ is never null for a valid array.
   size_t bytes = static_cast<size_t>(std::max<int64_t>(*size, 1));

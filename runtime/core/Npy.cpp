@@ -174,7 +174,12 @@ Array decodeNpy(llvm::StringRef bytes, llvm::StringRef name) {
   if (bytes.size() - dataStart < static_cast<uint64_t>(*size))
     throw fail(fmt::format("truncated .npy file: {} data bytes for {}, {} expected",
                            bytes.size() - dataStart, type.str(), *size));
-  Array a = Array::empty(*dtype, shape);
+  Array a;
+  try {
+    a = Array::empty(*dtype, shape);
+  } catch (const AllocationError& e) {
+    throw fail(e.message());
+  }
   std::memcpy(a.rawData(), bytes.data() + dataStart, static_cast<size_t>(*size));
   return a;
 }

@@ -145,8 +145,11 @@ bool addColumnOffsets(ColumnOffsets& out, Value root, double rootScale) {
       out.columns.emplace_back(c, n.operand(0));
       continue;
     }
-    std::optional<double> c0 = n.operands().size() == 2 ? uniformValue(n.operand(0)) : std::nullopt;
-    std::optional<double> c1 = n.operands().size() == 2 ? uniformValue(n.operand(1)) : std::nullopt;
+    std::optional<double> c0, c1;
+    if (n.operands().size() == 2) {
+      c0 = uniformValue(n.operand(0));
+      c1 = uniformValue(n.operand(1));
+    }
     bool split = true;
     switch (n.op()) {
     case Op::Add:

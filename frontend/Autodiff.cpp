@@ -12,25 +12,21 @@ namespace {
 
 using passes::DerivativeMode;
 
-/// f traced on symbolic copies of `args`.
-detail::Extracted trace(const TensorFunction& f, const std::vector<Tensor>& args) {
-  std::vector<ParamSpec> params;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].defined())
-      throw Error(fmt::format("argument {} is a null Tensor", i));
-    params.push_back({fmt::format("arg{}", i), args[i].type()});
-  }
-  return detail::traceGraph("f", params, f);
-}
-
 /// The graph traced from f and where its inputs come from.
 struct Traced {
   std::shared_ptr<ir::Graph> graph;
   std::vector<detail::Leaf> inputs;
 };
 
+/// f traced on symbolic copies of `args`.
 Traced traced(const TensorFunction& f, const std::vector<Tensor>& args) {
-  detail::Extracted e = trace(f, args);
+  std::vector<ParamSpec> params;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].defined())
+      throw Error(fmt::format("argument {} is a null Tensor", i));
+    params.push_back({fmt::format("arg{}", i), args[i].type()});
+  }
+  detail::Extracted e = detail::traceGraph("f", params, f);
   return {std::shared_ptr<ir::Graph>(std::move(e.graph)), std::move(e.inputs)};
 }
 

@@ -76,9 +76,7 @@ std::unique_ptr<ir::Graph> linearize(const ir::Graph& g, llvm::ArrayRef<unsigned
       dins.push_back(t.empty() ? Value() : t[v.index]);
       anyTangent = anyTangent || dins.back();
     }
-    Node* copy = out->create(n->op(), ins, n->attrs(), n->types(), n->loc(), n->name());
-    for (unsigned i = 0; i < copy->numResults(); ++i)
-      primal[n->id()].push_back(copy->result(i));
+    primal[n->id()] = copyNode(*out, *n, ins);
     if (!anyTangent)
       continue;
     DiffBuilder b(*out, n->loc());

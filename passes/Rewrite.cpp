@@ -20,12 +20,16 @@ ValueList Rewriter::mapOperands(const Node& n) const {
   return out;
 }
 
-ValueList Rewriter::copy(const Node& n) {
-  Node* m = target_.create(n.op(), mapOperands(n), n.attrs(), n.types(), n.loc(), n.name());
+ValueList copyNode(ir::Graph& into, const Node& n, llvm::ArrayRef<Value> operands) {
+  Node* m = into.create(n.op(), operands, n.attrs(), n.types(), n.loc(), n.name());
   ValueList out;
   for (unsigned i = 0; i < m->numResults(); ++i)
     out.push_back(m->result(i));
   return out;
+}
+
+ValueList Rewriter::copy(const Node& n) {
+  return copyNode(target_, n, mapOperands(n));
 }
 
 Value Rewriter::apply(ir::Op op, llvm::ArrayRef<Value> operands, const ir::Attrs& attrs) {
@@ -60,9 +64,7 @@ ValueList inlineGraph(const ir::Graph& g, ir::Graph& into, llvm::ArrayRef<Value>
     ValueList ins;
     for (Value v : n->operands())
       ins.push_back(map[v.node->id()][v.index]);
-    Node* m = into.create(n->op(), ins, n->attrs(), n->types(), n->loc(), n->name());
-    for (unsigned i = 0; i < m->numResults(); ++i)
-      map[n->id()].push_back(m->result(i));
+    map[n->id()] = copyNode(into, *n, ins);
   }
   ValueList out;
   for (Value v : g.outputs())

@@ -60,6 +60,10 @@ std::unique_ptr<ir::Graph> rewrite(const ir::Graph& g, const RewriteRule& rule);
 /// A copy of `g` with its live nodes only: what an executable keeps of a graph.
 std::unique_ptr<ir::Graph> copyLive(const ir::Graph& g);
 
+/// A copy of `n` in `into` over `operands` (values of `into`), keeping its attributes,
+/// types, location and name; its results.
+ValueList copyNode(ir::Graph& into, const ir::Node& n, llvm::ArrayRef<ir::Value> operands);
+
 /// Copies the live nodes of `g` into `into`, with g's parameters standing for `args`
 /// (one value of `into` per parameter, of its type), and returns g's outputs there.
 ValueList inlineGraph(const ir::Graph& g, ir::Graph& into, llvm::ArrayRef<ir::Value> args);

@@ -60,9 +60,7 @@ std::unique_ptr<ir::Graph> transpose(const ir::Graph& g, llvm::ArrayRef<unsigned
     ValueList ins;
     for (Value v : n->operands())
       ins.push_back(mapped[v.node->id()][v.index]);
-    Node* copy = out->create(n->op(), ins, n->attrs(), n->types(), n->loc(), n->name());
-    for (unsigned i = 0; i < copy->numResults(); ++i)
-      mapped[n->id()].push_back(copy->result(i));
+    mapped[n->id()] = copyNode(*out, *n, ins);
   }
 
   // Seed the cotangents of the linear outputs.

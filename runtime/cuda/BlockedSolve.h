@@ -11,7 +11,7 @@
 // (on the left, and for lower triangles, the mirror images) down to single blocks,
 // where X_j = B_j op(T_jj)^-1 is one gemm with the inverse (B updated in the
 // workspace, X_j written into the result). The large updates are gemms of K up to
-// n / 2, which run at nearly the gemm rate: 0.82 ms at n = 3000 (docs/benchmarks.md).
+// n / 2, which run at nearly the gemm rate: 0.82 ms at n = 3000 (CHANGELOG.md, 3655259).
 // Inverting a block by substitution and multiplying by the inverse is as accurate
 // as substitution in practice for the well-conditioned diagonal blocks of a
 // Cholesky factor; the solve is not meant for the badly conditioned triangles for

@@ -3,7 +3,7 @@
 // The hand-written library modules (HelperKernels::moduleSources()) take seconds
 // to compile with NVRTC, SmallBatched's unrolled solves most of all: on a machine
 // whose CUDA compute cache (~/.nv/ComputeCache) is empty, the first compile() of
-// the EnKF graph took 8-11 s on an H200 (docs/benchmarks.md, session 9). So the
+// the EnKF graph took 8-11 s on an H200 (CHANGELOG.md, 9691009). So the
 // build compiles them for the compute capabilities in GRAPHC_PREBUILT_ARCHS
 // (graphc_prebuild, run by CMake) into a table that every binary linking the cuda
 // backend carries, and KernelCache looks there before its disk cache and NVRTC.

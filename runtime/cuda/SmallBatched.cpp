@@ -320,7 +320,7 @@ size_t gramBytes(int64_t rows, size_t elementSize) {
 }
 
 /// Threads per matrix of smallCholesky by default: 1, 2 or 4 per row, the fastest
-/// on an H200 at n = 4, 16 / 32, 48 / 64, 96, 128 (docs/benchmarks.md, W5).
+/// on an H200 at n = 4, 16 / 32, 48 / 64, 96, 128 (commit 2ab7b9e).
 int64_t choleskyThreads(int64_t n) {
   return n * (n <= 16 ? 1 : n <= 48 ? 2 : 4);
 }

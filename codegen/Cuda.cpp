@@ -13,6 +13,7 @@
 #include "codegen/Cuda.h"
 
 #include "codegen/CudaEmitter.h"
+#include "ir/OpCases.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -357,9 +358,14 @@ std::string Emitter::compute(int i) {
     if (inst.dtype == DType::Bool)
       return fmt::format("{} != {}", a, zero);
     return fmt::format("({}){}", R, a);
-  default:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     throw Error(fmt::format("emitCuda: {} cannot be part of a kernel", ir::opName(op).str()));
   }
+  ir::unknownOp();
 }
 
 /// A C++ literal of double `v`, exact (non-finite values by their bits).

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Kernel.h"
 
+#include "ir/OpCases.h"
 #include "ir/Printer.h"
 #include "support/Error.h"
 
@@ -374,7 +375,12 @@ SourceIndex SourceIndex::of(const Node& n) {
     s.form = Coordinate;
     s.a = axis(static_cast<size_t>(n.attrs().getInt("axis")));
     break;
-  default:
+  case Op::Parameter:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     throw Error(fmt::format("{} is not a computed source", ir::opName(n.op()).str()));
   }
   return s;

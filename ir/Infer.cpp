@@ -1,6 +1,7 @@
 //===- ir/Infer.cpp - Shape and dtype rules of every op -------------------===//
 #include "ir/Infer.h"
 
+#include "ir/OpCases.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -56,9 +57,36 @@ bool needsFloat(Op op) {
   case Op::Mean:
   case Op::Var:
     return true;
-  default:
+  case Op::Neg:
+  case Op::Abs:
+  case Op::Sign:
+  case Op::Square:
+  case Op::Relu:
+  case Op::Add:
+  case Op::Sub:
+  case Op::Mul:
+  case Op::Div:
+  case Op::Pow:
+  case Op::Maximum:
+  case Op::Minimum:
+  case Op::Remainder:
+  case Op::Sum:
+  case Op::Max:
+  case Op::Min:
+  case Op::Prod:
+  case Op::Argmax:
+  case Op::Argmin:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_LOGICAL_CASES:
+  GRAPHC_COMPARE_CASES:
+  GRAPHC_SELECT_CASES:
+  GRAPHC_CAST_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     return false;
   }
+  ir::unknownOp();
 }
 
 /// All operands have one shape (broadcasting is explicit in the IR).
@@ -109,7 +137,13 @@ TensorType checkSource(Op op, const Rule& rule, const Attrs& attrs,
     rule.require(t.rank() >= 2, "eye needs a type of rank >= 2, not {}", t.str());
     rule.require(isNumeric(t.dtype), "eye needs a numeric type, not {}", t.str());
     break;
-  default:
+  case Op::Parameter:
+  case Op::Full:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     break;
   }
   for (int64_t d : t.shape)
@@ -147,7 +181,11 @@ TensorType inferElementwise(Op op, OpKind kind, const Rule& rule, llvm::ArrayRef
     return xs[1];
   case OpKind::Cast:
     return TensorType(attrs.getDType("dtype"), x.shape);
-  default:
+  case OpKind::Source:
+  case OpKind::Shape:
+  case OpKind::Reduce:
+  case OpKind::Linalg:
+  case OpKind::Assume:
     break;
   }
   rule.fail("not an elementwise op");
@@ -238,7 +276,7 @@ TensorType inferShapeOp(Op op, const Rule& rule, llvm::ArrayRef<TensorType> xs,
   case Op::Tril:
     rule.require(x.rank() >= 2, "needs a matrix (rank >= 2)");
     return x;
-  default:
+  GRAPHC_ALL_BUT_SHAPE_CASES:
     break;
   }
   rule.fail("not a shape op");
@@ -340,7 +378,7 @@ TypeList inferLinalg(Op op, const Rule& rule, llvm::ArrayRef<TensorType> xs, con
     int64_t n = attrs.flag("transpose") ? cols(a) : rows(a);
     return {withMatrix(a, n, n)};
   }
-  default:
+  GRAPHC_ALL_BUT_LINALG_CASES:
     break;
   }
   rule.fail("not a linear-algebra op");
@@ -414,7 +452,12 @@ TypeList inferTypes(Op op, llvm::ArrayRef<TensorType> operands, const Attrs& att
   case OpKind::Assume:
     out = {inferAssume(rule, operands[0])};
     break;
-  default:
+  case OpKind::Unary:
+  case OpKind::Logical:
+  case OpKind::Binary:
+  case OpKind::Compare:
+  case OpKind::Select:
+  case OpKind::Cast:
     out = {inferElementwise(op, info.kind, rule, operands, attrs)};
     break;
   }

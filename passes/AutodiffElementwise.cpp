@@ -6,6 +6,7 @@
 // Ties of maximum/minimum split the tangent evenly between the operands.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/OpCases.h"
 #include "passes/Autodiff.h"
 
 #include <cmath>
@@ -52,9 +53,24 @@ Value unaryDerivative(DiffBuilder& b, Op op, Value x, Value y) {
     return b.select(b.apply(Op::Gt, {x, b.scalar(0, x)}), one(), Value());
   case Op::Erf:
     return b.scale(b.apply(Op::Exp, {b.neg(b.mul(x, x))}), 2 / std::sqrt(M_PI));
-  default:
+  case Op::Neg:
+  case Op::Sign:
+  case Op::Floor:
+  case Op::Ceil:
+  case Op::Round:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_LOGICAL_CASES:
+  GRAPHC_BINARY_CASES:
+  GRAPHC_COMPARE_CASES:
+  GRAPHC_SELECT_CASES:
+  GRAPHC_CAST_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     throw Error(fmt::format("internal error: no unary derivative for {}", ir::opName(op).str()));
   }
+  ir::unknownOp();
 }
 
 /// The weight of the first operand in the tangent of maximum (`pick` = gt) or
@@ -106,10 +122,22 @@ ValueList jvpBinary(DiffBuilder& b, const JvpNode& n) {
   }
   case Op::Remainder: // x - floor(x / y) * y
     return {b.sub(dx, times(dy, b.apply(Op::Floor, {b.div(x, y)})))};
-  default:
+  case Op::Add:
+  case Op::Sub:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_UNARY_CASES:
+  GRAPHC_LOGICAL_CASES:
+  GRAPHC_COMPARE_CASES:
+  GRAPHC_SELECT_CASES:
+  GRAPHC_CAST_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     throw Error(
         fmt::format("internal error: no binary derivative for {}", n.node.info().name.str()));
   }
+  ir::unknownOp();
 }
 
 ValueList jvpSelect(DiffBuilder& b, const JvpNode& n) {

@@ -9,6 +9,7 @@
 //   d prod(x) = sum(dx * prod(x) / x): NaN where an element of x is zero.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/OpCases.h"
 #include "passes/Autodiff.h"
 
 #include <fmt/format.h>
@@ -116,10 +117,19 @@ ValueList jvpReduce(DiffBuilder& b, const JvpNode& n) {
   }
   case Op::Prod:
     return {sum(b.mul(dx, b.div(b.unreduce(y, axes, shape), x)))};
-  default:
+  case Op::Sum:
+  case Op::Mean:
+  case Op::Argmax:
+  case Op::Argmin:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     throw Error(
         fmt::format("internal error: no reduction derivative for {}", n.node.info().name.str()));
   }
+  ir::unknownOp();
 }
 
 ValueList transposeShape(DiffBuilder& b, const LinearNode& n, Value ct) {
@@ -159,9 +169,10 @@ ValueList transposeShape(DiffBuilder& b, const LinearNode& n, Value ct) {
   case Op::Triu:
   case Op::Tril:
     return {b.apply(node.op(), {ct}, node.attrs())};
-  default:
+  GRAPHC_ALL_BUT_SHAPE_CASES:
     throw Error(fmt::format("internal error: {} is not a shape op", node.info().name.str()));
   }
+  ir::unknownOp();
 }
 
 ValueList transposeSumMean(DiffBuilder& b, const LinearNode& n, Value ct) {

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Batch.h"
 
+#include "ir/OpCases.h"
 #include "passes/Rewrite.h"
 
 #include <fmt/format.h>
@@ -173,7 +174,14 @@ Attrs Batcher::batchedAttrs(const Node& n) const {
     break;
   case ir::OpKind::Source: // no operands, so never batched
     noRule(n);
-  default: // elementwise, linear algebra (over leading axes) and assume_*
+  case ir::OpKind::Unary: // elementwise, linear algebra (over leading axes) and assume_*
+  case ir::OpKind::Logical:
+  case ir::OpKind::Binary:
+  case ir::OpKind::Compare:
+  case ir::OpKind::Select:
+  case ir::OpKind::Cast:
+  case ir::OpKind::Linalg:
+  case ir::OpKind::Assume:
     return attrs;
   }
   switch (n.op()) {
@@ -194,9 +202,15 @@ Attrs Batcher::batchedAttrs(const Node& n) const {
   case Op::Triu:
   case Op::Tril:
     return attrs;
-  default:
+  case Op::BroadcastTo:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     noRule(n);
   }
+  ir::unknownOp();
 }
 
 /// broadcast_to x[batch, s...] to [batch, shape...]: x gets shape's rank first, with

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Canonicalize.h"
 
+#include "ir/OpCases.h"
 #include "passes/Match.h"
 #include "passes/Rewrite.h"
 
@@ -51,9 +52,36 @@ std::optional<double> foldFloat(Op op, double a, double b) {
     return a * b;
   case Op::Div:
     return a / b;
-  default:
+  case Op::Sign:
+  case Op::Log1p:
+  case Op::Expm1:
+  case Op::Rsqrt:
+  case Op::Sin:
+  case Op::Cos:
+  case Op::Tanh:
+  case Op::Sigmoid:
+  case Op::Relu:
+  case Op::Erf:
+  case Op::Floor:
+  case Op::Ceil:
+  case Op::Round:
+  case Op::Pow:
+  case Op::Maximum:
+  case Op::Minimum:
+  case Op::Atan2:
+  case Op::Remainder:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_LOGICAL_CASES:
+  GRAPHC_COMPARE_CASES:
+  GRAPHC_SELECT_CASES:
+  GRAPHC_CAST_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     return std::nullopt;
   }
+  ir::unknownOp();
 }
 
 /// var(x) with the mean's `attrs` when `squares` is square(x - broadcast_to(m)) (or
@@ -113,7 +141,17 @@ private:
       if (xs[0].node->op() == Op::Full)
         return rw.full(xs[0].node->attrs().getFloat("value"), n.type());
       return std::nullopt;
-    default:
+    case Op::Slice:
+    case Op::Concat:
+    case Op::Diag:
+    case Op::DiagPart:
+    case Op::Triu:
+    case Op::Tril:
+    GRAPHC_SOURCE_CASES:
+    GRAPHC_ELEMENTWISE_CASES:
+    GRAPHC_REDUCE_CASES:
+    GRAPHC_LINALG_CASES:
+    GRAPHC_ASSUME_CASES:
       break;
     }
     if (!ir::isElementwise(n.kind()) || !ir::isFloat(n.type().dtype))
@@ -183,7 +221,53 @@ private:
       return simplifyTranspose(rw, attrs.getInts("perm"), xs[0]);
     case Op::Matmul:
       return simplifyMatmul(rw, attrs, xs);
-    default:
+    case Op::Abs:
+    case Op::Sign:
+    case Op::Exp:
+    case Op::Log:
+    case Op::Log1p:
+    case Op::Expm1:
+    case Op::Sqrt:
+    case Op::Rsqrt:
+    case Op::Square:
+    case Op::Reciprocal:
+    case Op::Sin:
+    case Op::Cos:
+    case Op::Tanh:
+    case Op::Sigmoid:
+    case Op::Relu:
+    case Op::Erf:
+    case Op::Floor:
+    case Op::Ceil:
+    case Op::Round:
+    case Op::Maximum:
+    case Op::Minimum:
+    case Op::Atan2:
+    case Op::Remainder:
+    case Op::Slice:
+    case Op::Concat:
+    case Op::Diag:
+    case Op::DiagPart:
+    case Op::Triu:
+    case Op::Tril:
+    case Op::Var:
+    case Op::Argmax:
+    case Op::Argmin:
+    case Op::Solve:
+    case Op::Cholesky:
+    case Op::TriangularSolve:
+    case Op::Lu:
+    case Op::Qr:
+    case Op::Inverse:
+    case Op::Det:
+    case Op::Logdet:
+    case Op::Trace:
+    case Op::Syrk:
+    GRAPHC_SOURCE_CASES:
+    GRAPHC_LOGICAL_CASES:
+    GRAPHC_COMPARE_CASES:
+    GRAPHC_SELECT_CASES:
+    GRAPHC_ASSUME_CASES:
       break;
     }
     // assume_X(assume_X(a)) -> assume_X(a); other assumes carry information and stay.

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Fusion.h"
 
+#include "ir/OpCases.h"
 #include "passes/Rewrite.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -183,9 +184,16 @@ FusionRole fusionRole(const Node& n) {
   case OpKind::Shape:
     return n.op() == Op::BroadcastTo || n.op() == Op::Reshape ? FusionRole::Relabel
                                                               : FusionRole::Alone;
-  default:
+  case OpKind::Unary:
+  case OpKind::Logical:
+  case OpKind::Binary:
+  case OpKind::Compare:
+  case OpKind::Select:
+  case OpKind::Cast:
+  case OpKind::Assume:
     return ir::isElementwise(n.kind()) ? FusionRole::Elementwise : FusionRole::Alone;
   }
+  ir::unknownOp();
 }
 
 bool computedSource(const Node& n) {
@@ -196,9 +204,15 @@ bool computedSource(const Node& n) {
     return true;
   case Op::Constant:
     return n.type().numel() == 1;
-  default:
+  case Op::Parameter:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     return false;
   }
+  ir::unknownOp();
 }
 
 std::vector<ir::Value> groupInputs(const FusionGroup& group) {

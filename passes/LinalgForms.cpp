@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/LinalgForms.h"
 
+#include "ir/OpCases.h"
 #include "passes/LowerLinalg.h"
 #include "passes/Match.h"
 #include "passes/Rewrite.h"
@@ -94,7 +95,22 @@ public:
       if (factorable(n.operand(0)))
         v = count(n.op() == Op::Logdet ? "logdet" : "det", determinant(rw, n));
       break;
-    default:
+    case Op::Mean:
+    case Op::Var:
+    case Op::Max:
+    case Op::Min:
+    case Op::Prod:
+    case Op::Argmax:
+    case Op::Argmin:
+    case Op::Cholesky:
+    case Op::TriangularSolve:
+    case Op::Lu:
+    case Op::Qr:
+    case Op::Syrk:
+    GRAPHC_SOURCE_CASES:
+    GRAPHC_ELEMENTWISE_CASES:
+    GRAPHC_SHAPE_CASES:
+    GRAPHC_ASSUME_CASES:
       break;
     }
     return v ? std::optional<ValueList>(ValueList{*v}) : std::nullopt;

@@ -1,6 +1,8 @@
 //===- passes/Match.cpp - Small pattern predicates shared by passes -------===//
 #include "passes/Match.h"
 
+#include "ir/OpCases.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -77,9 +79,17 @@ std::optional<double> uniformValue(Value v) {
         !xs.empty() && std::all_of(xs.begin(), xs.end(), [&](double x) { return x == xs.front(); });
     return uniform ? std::optional<double>(xs.front()) : std::nullopt;
   }
-  default:
+  case Op::Parameter:
+  case Op::Iota:
+  case Op::Eye:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     return std::nullopt;
   }
+  ir::unknownOp();
 }
 
 Value peelUniformScale(Value v, double& scale) {
@@ -173,7 +183,39 @@ bool addColumnOffsets(ColumnOffsets& out, Value root, double rootScale) {
       if (split)
         work.emplace_back(n.operand(0), c / *c1);
       break;
-    default:
+    case Op::Abs:
+    case Op::Sign:
+    case Op::Exp:
+    case Op::Log:
+    case Op::Log1p:
+    case Op::Expm1:
+    case Op::Sqrt:
+    case Op::Rsqrt:
+    case Op::Square:
+    case Op::Reciprocal:
+    case Op::Sin:
+    case Op::Cos:
+    case Op::Tanh:
+    case Op::Sigmoid:
+    case Op::Relu:
+    case Op::Erf:
+    case Op::Floor:
+    case Op::Ceil:
+    case Op::Round:
+    case Op::Pow:
+    case Op::Maximum:
+    case Op::Minimum:
+    case Op::Atan2:
+    case Op::Remainder:
+    GRAPHC_SOURCE_CASES:
+    GRAPHC_LOGICAL_CASES:
+    GRAPHC_COMPARE_CASES:
+    GRAPHC_SELECT_CASES:
+    GRAPHC_CAST_CASES:
+    GRAPHC_SHAPE_CASES:
+    GRAPHC_REDUCE_CASES:
+    GRAPHC_LINALG_CASES:
+    GRAPHC_ASSUME_CASES:
       split = false;
       break;
     }
@@ -244,9 +286,24 @@ public:
       if (b->scalar && b->c != 0)
         return a->scalar ? Affine::uniform(a->c / b->c) : times(*a, 1 / b->c);
       return std::nullopt;
-    default:
+    case Op::Pow:
+    case Op::Maximum:
+    case Op::Minimum:
+    case Op::Atan2:
+    case Op::Remainder:
+    GRAPHC_SOURCE_CASES:
+    GRAPHC_UNARY_CASES:
+    GRAPHC_LOGICAL_CASES:
+    GRAPHC_COMPARE_CASES:
+    GRAPHC_SELECT_CASES:
+    GRAPHC_CAST_CASES:
+    GRAPHC_SHAPE_CASES:
+    GRAPHC_REDUCE_CASES:
+    GRAPHC_LINALG_CASES:
+    GRAPHC_ASSUME_CASES:
       return std::nullopt;
     }
+    ir::unknownOp();
   }
 
   std::optional<Value> product; ///< G, once found

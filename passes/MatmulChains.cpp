@@ -1,6 +1,7 @@
 //===- passes/MatmulChains.cpp - Cheaper association of matmul chains -----===//
 #include "passes/MatmulChains.h"
 
+#include "ir/OpCases.h"
 #include "passes/Match.h"
 #include "passes/Rewrite.h"
 
@@ -129,7 +130,52 @@ private:
         Value at = rw.apply(Op::Transpose, {a}, Attrs{{"perm", matrixSwap(a.type().rank())}});
         return rec(n->operand(1), true, rw.apply(Op::Solve, {at, c}));
       }
-      default:
+      case Op::Parameter:
+      case Op::Constant:
+      case Op::Full:
+      case Op::Iota:
+      case Op::Abs:
+      case Op::Sign:
+      case Op::Exp:
+      case Op::Log:
+      case Op::Log1p:
+      case Op::Expm1:
+      case Op::Sqrt:
+      case Op::Rsqrt:
+      case Op::Square:
+      case Op::Reciprocal:
+      case Op::Sin:
+      case Op::Cos:
+      case Op::Tanh:
+      case Op::Sigmoid:
+      case Op::Relu:
+      case Op::Erf:
+      case Op::Floor:
+      case Op::Ceil:
+      case Op::Round:
+      case Op::Mul:
+      case Op::Div:
+      case Op::Pow:
+      case Op::Maximum:
+      case Op::Minimum:
+      case Op::Atan2:
+      case Op::Remainder:
+      case Op::Cholesky:
+      case Op::TriangularSolve:
+      case Op::Lu:
+      case Op::Qr:
+      case Op::Inverse:
+      case Op::Det:
+      case Op::Logdet:
+      case Op::Trace:
+      case Op::Syrk:
+      GRAPHC_LOGICAL_CASES:
+      GRAPHC_COMPARE_CASES:
+      GRAPHC_SELECT_CASES:
+      GRAPHC_CAST_CASES:
+      GRAPHC_SHAPE_CASES:
+      GRAPHC_REDUCE_CASES:
+      GRAPHC_ASSUME_CASES:
         break;
       }
     return rw.apply(Op::Matmul, {rw.map(m), c}, Attrs{{"transpose_a", t}});

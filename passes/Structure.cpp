@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Structure.h"
 
+#include "ir/OpCases.h"
 #include "ir/Printer.h"
 #include "passes/Match.h"
 
@@ -95,7 +96,20 @@ public:
     case Op::Qr:
       out[1].props = S::Upper;
       break;
-    default:
+    case Op::Matmul:
+    case Op::Solve:
+    case Op::Cholesky:
+    case Op::TriangularSolve:
+    case Op::Inverse:
+    case Op::Det:
+    case Op::Logdet:
+    case Op::Trace:
+    case Op::Syrk:
+    GRAPHC_SOURCE_CASES:
+    GRAPHC_ELEMENTWISE_CASES:
+    GRAPHC_SHAPE_CASES:
+    GRAPHC_REDUCE_CASES:
+    GRAPHC_ASSUME_CASES:
       out[0] = single(n);
       break;
     }
@@ -149,9 +163,32 @@ private:
       a.props &= S::Symmetric | S::SPD | S::Lower | S::Upper | S::Diagonal | S::Identity;
       return a;
     }
-    default:
+    case Op::Parameter:
+    case Op::Pow:
+    case Op::Maximum:
+    case Op::Minimum:
+    case Op::Atan2:
+    case Op::Remainder:
+    case Op::Slice:
+    case Op::Concat:
+    case Op::DiagPart:
+    case Op::Solve:
+    case Op::TriangularSolve:
+    case Op::Lu:
+    case Op::Qr:
+    case Op::Det:
+    case Op::Logdet:
+    case Op::Trace:
+    GRAPHC_UNARY_CASES:
+    GRAPHC_LOGICAL_CASES:
+    GRAPHC_COMPARE_CASES:
+    GRAPHC_SELECT_CASES:
+    GRAPHC_CAST_CASES:
+    GRAPHC_REDUCE_CASES:
+    GRAPHC_ASSUME_CASES:
       return elementwise(n);
     }
+    ir::unknownOp();
   }
 
   static Structure fromScalar(double c, const TensorType& t) {
@@ -382,7 +419,32 @@ private:
       else
         s.props |= x.props & S::NonNegative;
       break;
-    default:
+    case Op::Sign:
+    case Op::Log:
+    case Op::Log1p:
+    case Op::Expm1:
+    case Op::Sin:
+    case Op::Cos:
+    case Op::Tanh:
+    case Op::Erf:
+    case Op::Floor:
+    case Op::Ceil:
+    case Op::Round:
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
+    case Op::Pow:
+    case Op::Atan2:
+    case Op::Remainder:
+    GRAPHC_SOURCE_CASES:
+    GRAPHC_LOGICAL_CASES:
+    GRAPHC_COMPARE_CASES:
+    GRAPHC_SELECT_CASES:
+    GRAPHC_SHAPE_CASES:
+    GRAPHC_REDUCE_CASES:
+    GRAPHC_LINALG_CASES:
+    GRAPHC_ASSUME_CASES:
       break;
     }
     return s;

@@ -53,7 +53,12 @@ Arrays runNodeOfKind(const Step& s, llvm::ArrayRef<Array> operands) {
     return runLinalg(s, operands);
   case ir::OpKind::Assume: // the identity: the result shares the operand's memory
     return {operands[0]};
-  default:
+  case ir::OpKind::Unary:
+  case ir::OpKind::Logical:
+  case ir::OpKind::Binary:
+  case ir::OpKind::Compare:
+  case ir::OpKind::Select:
+  case ir::OpKind::Cast:
     return runElementwise(s, operands);
   }
 }

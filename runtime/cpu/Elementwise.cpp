@@ -7,6 +7,7 @@
 // integer powers are errors. See docs/ops.md.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/OpCases.h"
 #include "runtime/cpu/Kernels.h"
 
 #include <cmath>
@@ -95,7 +96,31 @@ template <typename T> void unary(const Step& s, const T* x, T* o, int64_t n) {
     return map([](T v) { return wrapMul(v, v); });
   case Op::Relu:
     return map([](T v) { return v < 0 ? T(0) : v; }); // NaN stays NaN
-  default:
+  case Op::Exp:
+  case Op::Log:
+  case Op::Log1p:
+  case Op::Expm1:
+  case Op::Sqrt:
+  case Op::Rsqrt:
+  case Op::Reciprocal:
+  case Op::Sin:
+  case Op::Cos:
+  case Op::Tanh:
+  case Op::Sigmoid:
+  case Op::Erf:
+  case Op::Floor:
+  case Op::Ceil:
+  case Op::Round:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_LOGICAL_CASES:
+  GRAPHC_BINARY_CASES:
+  GRAPHC_COMPARE_CASES:
+  GRAPHC_SELECT_CASES:
+  GRAPHC_CAST_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     break;
   }
   if constexpr (kIsFloat<T>) {
@@ -130,7 +155,21 @@ template <typename T> void unary(const Step& s, const T* x, T* o, int64_t n) {
       return map([](T v) { return std::ceil(v); });
     case Op::Round:
       return map([](T v) { return std::nearbyint(v); }); // half to even
-    default:
+    case Op::Neg:
+    case Op::Abs:
+    case Op::Sign:
+    case Op::Square:
+    case Op::Relu:
+    GRAPHC_SOURCE_CASES:
+    GRAPHC_LOGICAL_CASES:
+    GRAPHC_BINARY_CASES:
+    GRAPHC_COMPARE_CASES:
+    GRAPHC_SELECT_CASES:
+    GRAPHC_CAST_CASES:
+    GRAPHC_SHAPE_CASES:
+    GRAPHC_REDUCE_CASES:
+    GRAPHC_LINALG_CASES:
+    GRAPHC_ASSUME_CASES:
       break;
     }
   }
@@ -219,7 +258,7 @@ template <typename T> void binary(const Step& s, const T* x, const T* y, T* o, i
     if constexpr (kIsFloat<T>)
       return map([](T a, T b) { return std::atan2(a, b); });
     break;
-  default:
+  GRAPHC_ALL_BUT_BINARY_CASES:
     break;
   }
   s.fail("internal error: no kernel for this dtype");
@@ -243,7 +282,7 @@ template <typename T> void compare(const Step& s, const T* x, const T* y, bool* 
     return map([](T a, T b) { return a > b; });
   case Op::Ge:
     return map([](T a, T b) { return a >= b; });
-  default:
+  GRAPHC_ALL_BUT_COMPARE_CASES:
     s.fail("internal error: not a comparison");
   }
 }
@@ -285,9 +324,15 @@ Arrays runSource(const Step& s) {
     return {iota(s)};
   case Op::Eye:
     return {eye(s)};
-  default:
+  case Op::Parameter:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     s.fail("internal error: not a source op");
   }
+  ir::unknownOp();
 }
 
 void applyElementwise(const Step& s, DType operandType, llvm::ArrayRef<const void*> xs, void* out,
@@ -319,7 +364,11 @@ void applyElementwise(const Step& s, DType operandType, llvm::ArrayRef<const voi
     });
   case ir::OpKind::Cast:
     return cast(operandType, xs[0], s.type().dtype, out, n);
-  default:
+  case ir::OpKind::Source:
+  case ir::OpKind::Shape:
+  case ir::OpKind::Reduce:
+  case ir::OpKind::Linalg:
+  case ir::OpKind::Assume:
     s.fail("internal error: not an elementwise op");
   }
 }

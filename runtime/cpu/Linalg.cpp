@@ -17,6 +17,7 @@
 // reports a NaN pivot as a leading minor that is not positive definite.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/OpCases.h"
 #include "runtime/cpu/Kernels.h"
 
 #include <cblas.h>
@@ -385,9 +386,15 @@ Arrays runLinalg(const Step& s, llvm::ArrayRef<Array> xs) {
     case Op::Det:
     case Op::Logdet:
       return {determinant<T>(s, xs[0])};
-    default:
+    case Op::Trace:
+    GRAPHC_SOURCE_CASES:
+    GRAPHC_ELEMENTWISE_CASES:
+    GRAPHC_SHAPE_CASES:
+    GRAPHC_REDUCE_CASES:
+    GRAPHC_ASSUME_CASES:
       s.fail("internal error: not a linear-algebra op");
     }
+    ir::unknownOp();
   });
 }
 

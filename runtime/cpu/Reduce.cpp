@@ -10,6 +10,7 @@
 // errors; sum and prod over zero elements are 0 and 1.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/OpCases.h"
 #include "runtime/cpu/Kernels.h"
 
 #include <algorithm>
@@ -56,7 +57,10 @@ void reduceRuns(const Step& s, const T* x, R* o, int64_t outer, int64_t inner) {
       o[r] = static_cast<R>(acc);
       break;
     }
-    default: { // max, min, argmax, argmin
+    case Op::Max:
+    case Op::Min:
+    case Op::Argmax:
+    case Op::Argmin: {
       int64_t best = 0;
       for (int64_t i = 1; i < inner; ++i)
         if (reductionPrefers(s.op, p[i], p[best]))
@@ -65,6 +69,8 @@ void reduceRuns(const Step& s, const T* x, R* o, int64_t outer, int64_t inner) {
                                                         : static_cast<R>(p[best]);
       break;
     }
+    GRAPHC_ALL_BUT_REDUCE_CASES:
+      s.fail("internal error: not a reduction");
     }
   }
 }

@@ -6,6 +6,7 @@
 // operand's memory. concat, diag, triu and tril copy bytes, whatever the dtype.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/OpCases.h"
 #include "runtime/cpu/Kernels.h"
 
 #include <algorithm>
@@ -126,9 +127,10 @@ Arrays runShapeOp(const Step& s, llvm::ArrayRef<Array> xs) {
   case Op::Triu:
   case Op::Tril:
     return {triangle(s, x)};
-  default:
+  GRAPHC_ALL_BUT_SHAPE_CASES:
     s.fail("internal error: not a shape op");
   }
+  ir::unknownOp();
 }
 
 } // namespace graphc::cpu

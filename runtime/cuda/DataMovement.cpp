@@ -2,6 +2,7 @@
 #include "runtime/cuda/DataMovement.h"
 
 #include "codegen/Kernel.h"
+#include "ir/OpCases.h"
 #include "runtime/cuda/HelperKernels.h"
 #include "support/Error.h"
 
@@ -84,7 +85,13 @@ bool movesOnDevice(const ir::Node& n) {
   case Op::Triu:
   case Op::Tril:
     break;
-  default:
+  case Op::BroadcastTo:
+  case Op::Reshape:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     return false;
   }
   int64_t bytes = ir::dtypeSize(n.type().dtype);
@@ -150,7 +157,13 @@ void enqueueMove(const ir::Node& n, llvm::ArrayRef<const void*> inputs, void* ou
       move.launch("diagEmbed", count, {&count, &size, &in, &out});
     return;
   }
-  default:
+  case Op::BroadcastTo:
+  case Op::Reshape:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     return;
   }
 }

@@ -7,6 +7,7 @@
 // broadcast_to inside one graph.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/OpCases.h"
 #include "tests/runtime/TestUtil.h"
 
 #include <cmath>
@@ -106,7 +107,32 @@ TEST(Elementwise, IntegerUnaryOps) {
         case Op::Square:
           want.push_back(i * i);
           break;
-        default:
+        case Op::Exp:
+        case Op::Log:
+        case Op::Log1p:
+        case Op::Expm1:
+        case Op::Sqrt:
+        case Op::Rsqrt:
+        case Op::Reciprocal:
+        case Op::Sin:
+        case Op::Cos:
+        case Op::Tanh:
+        case Op::Sigmoid:
+        case Op::Relu:
+        case Op::Erf:
+        case Op::Floor:
+        case Op::Ceil:
+        case Op::Round:
+        GRAPHC_SOURCE_CASES:
+        GRAPHC_LOGICAL_CASES:
+        GRAPHC_BINARY_CASES:
+        GRAPHC_COMPARE_CASES:
+        GRAPHC_SELECT_CASES:
+        GRAPHC_CAST_CASES:
+        GRAPHC_SHAPE_CASES:
+        GRAPHC_REDUCE_CASES:
+        GRAPHC_LINALG_CASES:
+        GRAPHC_ASSUME_CASES:
           want.push_back(i > 0 ? i : 0);
           break;
         }

@@ -6,6 +6,7 @@
 // flattened over the reduced axes in C order.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/OpCases.h"
 #include "tests/runtime/TestUtil.h"
 
 #include <cmath>
@@ -62,9 +63,16 @@ double reference(Op op, const std::vector<double>& g) {
   case Op::Argmax:
   case Op::Argmin:
     return static_cast<double>(best);
-  default:
+  case Op::Sum:
+  case Op::Prod:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
     return acc;
   }
+  ir::unknownOp();
 }
 
 TEST(Reduce, EveryReductionOverAxisSets) {

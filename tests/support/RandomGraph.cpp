@@ -9,6 +9,7 @@
 #include "support/RandomGraph.h"
 
 #include "ir/Infer.h"
+#include "ir/OpCases.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -263,7 +264,11 @@ void GraphBuilder::addElementwise(Op op, OpKind kind) {
     create(op, {x}, Attrs{{"dtype", randomDType(false)}});
     return;
   }
-  default:
+  case OpKind::Source:
+  case OpKind::Shape:
+  case OpKind::Reduce:
+  case OpKind::Linalg:
+  case OpKind::Assume:
     break;
   }
   throw Error(fmt::format("random graphs: no rule for elementwise op {}", opName(op).str()));
@@ -359,7 +364,7 @@ void GraphBuilder::addShape(Op op) {
     create(op, {x}, attrs);
     return;
   }
-  default:
+  GRAPHC_ALL_BUT_SHAPE_CASES:
     break;
   }
   throw Error(fmt::format("random graphs: no rule for shape op {}", opName(op).str()));
@@ -433,7 +438,7 @@ void GraphBuilder::addLinalg(Op op) {
   case Op::Trace:
     create(op, {matrix(false, /*numericOk=*/true)});
     return;
-  default:
+  GRAPHC_ALL_BUT_LINALG_CASES:
     break;
   }
   throw Error(fmt::format("random graphs: no rule for linalg op {}", opName(op).str()));

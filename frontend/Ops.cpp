@@ -64,14 +64,14 @@ Tensor binary(ir::Op op, const Operand& a, const Operand& b) {
   Tensor name(const Tensor& x, SrcLoc loc) {                                                       \
     return unary(ir::Op::Code, x, loc);                                                            \
   }
-GRAPHC_FRONTEND_UNARY_OPS(GRAPHC_DEFINE_UNARY)
+GRAPHC_UNARY_ELEMENTWISE_OPS(GRAPHC_DEFINE_UNARY)
 #undef GRAPHC_DEFINE_UNARY
 
 #define GRAPHC_DEFINE_BINARY(name, Code)                                                           \
   Tensor name(const Operand& a, const Operand& b) {                                                \
     return binary(ir::Op::Code, a, b);                                                             \
   }
-GRAPHC_FRONTEND_BINARY_OPS(GRAPHC_DEFINE_BINARY)
+GRAPHC_BINARY_ELEMENTWISE_OPS(GRAPHC_DEFINE_BINARY)
 #undef GRAPHC_DEFINE_BINARY
 
 Tensor select(const Operand& cond, const Operand& a, const Operand& b) {
@@ -110,22 +110,22 @@ Tensor operator-(const Operand& x) {
   return neg(x.tensor(), x.loc());
 }
 Tensor operator==(const Operand& a, const Operand& b) {
-  return equal(a, b);
+  return eq(a, b);
 }
 Tensor operator!=(const Operand& a, const Operand& b) {
-  return not_equal(a, b);
+  return ne(a, b);
 }
 Tensor operator<(const Operand& a, const Operand& b) {
-  return less(a, b);
+  return lt(a, b);
 }
 Tensor operator<=(const Operand& a, const Operand& b) {
-  return less_equal(a, b);
+  return le(a, b);
 }
 Tensor operator>(const Operand& a, const Operand& b) {
-  return greater(a, b);
+  return gt(a, b);
 }
 Tensor operator>=(const Operand& a, const Operand& b) {
-  return greater_equal(a, b);
+  return ge(a, b);
 }
 Tensor operator&(const Operand& a, const Operand& b) {
   return logical_and(a, b);

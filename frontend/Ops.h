@@ -13,54 +13,15 @@
 #pragma once
 
 #include "frontend/Tensor.h"
+#include "ir/ElementwiseOps.h"
 
 #include <vector>
 
 namespace graphc {
 
-// Unary elementwise functions: name, ir::Op. The spelling follows ir/Ops.def.
-#define GRAPHC_FRONTEND_UNARY_OPS(X)                                                               \
-  X(neg, Neg)                                                                                      \
-  X(abs, Abs)                                                                                      \
-  X(sign, Sign)                                                                                    \
-  X(exp, Exp)                                                                                      \
-  X(log, Log)                                                                                      \
-  X(log1p, Log1p)                                                                                  \
-  X(expm1, Expm1)                                                                                  \
-  X(sqrt, Sqrt)                                                                                    \
-  X(rsqrt, Rsqrt)                                                                                  \
-  X(square, Square)                                                                                \
-  X(reciprocal, Reciprocal)                                                                        \
-  X(sin, Sin)                                                                                      \
-  X(cos, Cos)                                                                                      \
-  X(tanh, Tanh)                                                                                    \
-  X(sigmoid, Sigmoid)                                                                              \
-  X(relu, Relu)                                                                                    \
-  X(erf, Erf)                                                                                      \
-  X(floor, Floor)                                                                                  \
-  X(ceil, Ceil)                                                                                    \
-  X(round, Round)                                                                                  \
-  X(logical_not, Not)
-
-// Binary elementwise functions (broadcasting, scalars allowed): name, ir::Op.
-#define GRAPHC_FRONTEND_BINARY_OPS(X)                                                              \
-  X(add, Add)                                                                                      \
-  X(sub, Sub)                                                                                      \
-  X(mul, Mul)                                                                                      \
-  X(div, Div)                                                                                      \
-  X(pow, Pow)                                                                                      \
-  X(maximum, Maximum)                                                                              \
-  X(minimum, Minimum)                                                                              \
-  X(atan2, Atan2)                                                                                  \
-  X(remainder, Remainder)                                                                          \
-  X(equal, Eq)                                                                                     \
-  X(not_equal, Ne)                                                                                 \
-  X(less, Lt)                                                                                      \
-  X(less_equal, Le)                                                                                \
-  X(greater, Gt)                                                                                   \
-  X(greater_equal, Ge)                                                                             \
-  X(logical_and, And)                                                                              \
-  X(logical_or, Or)
+// One function per elementwise op of ir/Ops.def, named as the op (ir/ElementwiseOps.h:
+// `eq`, `lt`, ...; `not`, `and`, `or`, which C++ reserves, are `logical_not`,
+// `logical_and` and `logical_or`).
 
 /// Applies a unary elementwise op.
 Tensor unary(ir::Op op, const Tensor& x, SrcLoc loc = SrcLoc::current());
@@ -70,13 +31,13 @@ Tensor binary(ir::Op op, const Operand& a, const Operand& b);
 #define GRAPHC_DECLARE_UNARY(name, Code)                                                           \
   /** Elementwise `name` (ir op Code). */                                                          \
   Tensor name(const Tensor& x, SrcLoc loc = SrcLoc::current());
-GRAPHC_FRONTEND_UNARY_OPS(GRAPHC_DECLARE_UNARY)
+GRAPHC_UNARY_ELEMENTWISE_OPS(GRAPHC_DECLARE_UNARY)
 #undef GRAPHC_DECLARE_UNARY
 
 #define GRAPHC_DECLARE_BINARY(name, Code)                                                          \
   /** Elementwise `name` (ir op Code), broadcasting. */                                            \
   Tensor name(const Operand& a, const Operand& b);
-GRAPHC_FRONTEND_BINARY_OPS(GRAPHC_DECLARE_BINARY)
+GRAPHC_BINARY_ELEMENTWISE_OPS(GRAPHC_DECLARE_BINARY)
 #undef GRAPHC_DECLARE_BINARY
 
 /// Elementwise `cond ? a : b`, broadcasting all three; `cond` must be bool.
@@ -96,12 +57,12 @@ Tensor operator-(const Operand& a, const Operand& b);  ///< sub
 Tensor operator*(const Operand& a, const Operand& b);  ///< mul (elementwise; see matmul)
 Tensor operator/(const Operand& a, const Operand& b);  ///< div
 Tensor operator-(const Operand& x);                    ///< neg
-Tensor operator==(const Operand& a, const Operand& b); ///< equal
-Tensor operator!=(const Operand& a, const Operand& b); ///< not_equal
-Tensor operator<(const Operand& a, const Operand& b);  ///< less
-Tensor operator<=(const Operand& a, const Operand& b); ///< less_equal
-Tensor operator>(const Operand& a, const Operand& b);  ///< greater
-Tensor operator>=(const Operand& a, const Operand& b); ///< greater_equal
+Tensor operator==(const Operand& a, const Operand& b); ///< eq
+Tensor operator!=(const Operand& a, const Operand& b); ///< ne
+Tensor operator<(const Operand& a, const Operand& b);  ///< lt
+Tensor operator<=(const Operand& a, const Operand& b); ///< le
+Tensor operator>(const Operand& a, const Operand& b);  ///< gt
+Tensor operator>=(const Operand& a, const Operand& b); ///< ge
 Tensor operator&(const Operand& a, const Operand& b);  ///< logical_and
 Tensor operator|(const Operand& a, const Operand& b);  ///< logical_or
 Tensor operator!(const Operand& x);                    ///< logical_not

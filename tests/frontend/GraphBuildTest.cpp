@@ -155,7 +155,7 @@ std::set<ir::Op> opsOfEveryFunction() {
     for (auto fn : {add, sub, mul, div, pow, maximum, minimum, atan2, remainder})
       outs.push_back(fn(x, m));
     Tensor b = x > m;
-    for (auto fn : {equal, not_equal, less, less_equal, greater_equal})
+    for (auto fn : {eq, ne, lt, le, ge})
       b = logical_or(b, logical_and(fn(x, m), !b));
     outs.push_back(select(b, x, m));
     outs.push_back(cast(cast(x, DType::I32), DType::F64));

@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/CpuBackend.h"
 
+#include "ir/OpCases.h"
+
 #include "runtime/cpu/Kernels.h"
 
 #include <fmt/format.h>
@@ -61,6 +63,7 @@ Arrays runNodeOfKind(const Step& s, llvm::ArrayRef<Array> operands) {
   case ir::OpKind::Cast:
     return runElementwise(s, operands);
   }
+  ir::unknownOp();
 }
 
 } // namespace

@@ -50,6 +50,34 @@ int64_t chooseSolveColumnChunks(const RoutePolicy& p, int64_t batch, int64_t col
   return std::max<int64_t>(1, std::min(wanted, most));
 }
 
+int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, size_t elementSize) {
+  int64_t width = 32 / static_cast<int64_t>(elementSize), k = std::min(m, n);
+  auto slots = [&](int64_t cols) { return (cols + width * ctas - 1) / (width * ctas) * width; };
+  return ((slots(n) + slots(k)) * (m + 1) + slots(n) + k + 2 * m) *
+         static_cast<int64_t>(elementSize);
+}
+
+int chooseQrClusterSize(const RoutePolicy& p, int64_t m, int64_t n, size_t elementSize,
+                        size_t maxSharedBytes) {
+  if (m <= 0 || n <= 0 || m > p.qrClusterMaxRows || (elementSize != 4 && elementSize != 8))
+    return 0;
+  int64_t ctas = 1;
+  while (ctas < p.qrClusterMaxCtas && ctas * p.qrClusterColumnsPerCta < n)
+    ctas *= 2;
+  for (; ctas <= p.qrClusterMaxCtas; ctas *= 2)
+    if (qrClusterSharedBytes(m, n, ctas, elementSize) <= static_cast<int64_t>(maxSharedBytes))
+      return static_cast<int>(ctas);
+  return 0;
+}
+
+bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n) {
+  if (batch <= 1)
+    return m <= p.qrClusterSingleMaxRows;
+  if (m > 2 * p.qrClusterSingleMaxRows && batch < p.qrClusterMinBatchTall)
+    return false;
+  return std::max(m, n) > p.qrBatchedTinyMaxN;
+}
+
 bool logRoutes() {
   static const bool on = [] {
     const char* log = std::getenv("GRAPHC_LOG");

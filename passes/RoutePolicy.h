@@ -20,9 +20,19 @@
 // n = 16). The columns are cut into chunks, each on its own warp group or block,
 // every one factoring the (small) matrix again.
 //
+// QR. Up to 512 rows, a matrix whose columns fit in the shared memory of a
+// cluster of up to 8 blocks can be factored by one kernel (runtime/cuda/ClusterQr.h),
+// a block per 32 columns or so (fewer blocks: fewer columns to update in parallel;
+// more: more work per cluster barrier of a step). A step of it takes 1-2 us
+// whatever the size, so one matrix takes it while its steps are few; batches
+// take it (their clusters run side by side, where cuSOLVER loops over the items)
+// unless the matrices are so small that cuBLAS's geqrfBatched, a thread block
+// per several matrices, has the higher throughput.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -59,6 +69,28 @@ struct RoutePolicy {
   /// A chunk has at least this many columns (each chunk factors the matrix again).
   int64_t solveMinChunkCols = 32;
 
+  // --- QR in one cluster of blocks (runtime/cuda/ClusterQr.h) ---
+  /// Matrices with more rows go to cuSOLVER (the kernel's registers hold a column).
+  int64_t qrClusterMaxRows = 512;
+  /// The cluster has a block per this many columns (a power of two of blocks)...
+  int64_t qrClusterColumnsPerCta = 32;
+  /// ... at most this many (the portable cluster size), more where the columns
+  /// would not fit in fewer blocks' shared memory.
+  int64_t qrClusterMaxCtas = 8;
+  /// One matrix takes the kernel up to this many rows. f64 on an H200
+  /// (2026-12-01, ms, kernel against cuSOLVER): 128 x 128 0.34 / 0.59, 128 x 256
+  /// 0.30 / 0.64; 160 x 160 0.53 / 0.51, 256 x 128 0.47 / 0.39, 256 x 256 0.94 /
+  /// 0.77, 512 x 64 0.28 / 0.26.
+  int64_t qrClusterSingleMaxRows = 128;
+  /// Batches take it from two matrices, or from this many above 256 rows, where
+  /// one item takes about twice cuSOLVER's time (2 x 300 x 300: 2.10 / 1.97; 2 x
+  /// 256 x 256: 0.94 / 1.53; 8 x 256 x 256: 0.95 / 6.07).
+  int64_t qrClusterMinBatchTall = 3;
+  /// Batches of matrices with no dimension above this stay on geqrfBatched:
+  /// 4096 x 16 x 16 0.33 / 0.14, 100000 x 4 x 4 1.82 / 0.24; 1024 x 24 x 24
+  /// 0.17 / 0.25, 512 x 32 x 32 0.12 / 0.36, 64 x 128 x 128 0.55 / 9.19.
+  int64_t qrBatchedTinyMaxN = 16;
+
   /// The defaults.
   static const RoutePolicy& gpu();
 };
@@ -79,6 +111,21 @@ ReductionSplit chooseReductionSplit(const RoutePolicy& p, int64_t outputs, int64
 /// with `cols` right-hand sides runs in (1: one unit per matrix). `warpKernel`: the
 /// kernel of n <= 32, a few lanes per matrix; else a block per matrix.
 int64_t chooseSolveColumnChunks(const RoutePolicy& p, int64_t batch, int64_t cols, bool warpKernel);
+
+/// The shared bytes a block of the cluster QR kernel of m x n matrices with
+/// `ctas` blocks needs: its columns of A and of Q (stride m + 1, in runs of 32
+/// bytes), the taus of its reflectors, all taus and two reflectors.
+int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, size_t elementSize);
+
+/// The blocks per matrix of the cluster QR kernel for m x n matrices of
+/// `elementSize`-byte elements on a device with `maxSharedBytes` per block, or 0
+/// for cuSOLVER.
+int chooseQrClusterSize(const RoutePolicy& p, int64_t m, int64_t n, size_t elementSize,
+                        size_t maxSharedBytes);
+
+/// True when `batch` m x n QRs that the cluster kernel can take (chooseQrClusterSize
+/// is not 0) are faster there than in cuBLAS's and cuSOLVER's routines.
+bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n);
 
 /// True when GRAPHC_LOG names `routes` (or `all`): route choices go to stderr.
 bool logRoutes();

@@ -327,7 +327,7 @@ ModuleSource HelperKernels::moduleSource() {
 }
 
 std::vector<ModuleSource> HelperKernels::moduleSources() {
-  return {SmallBatched::moduleSource(), moduleSource()};
+  return {SmallBatched::moduleSource(), ClusterQr::moduleSource(), moduleSource()};
 }
 
 HelperKernels::HelperKernels() {

@@ -3,13 +3,15 @@
 // The small CUDA kernels the library steps need around cuBLAS and cuSOLVER
 // (transposes, triangle masks, identities, permutations, determinants from LU
 // factors, traces, fills, pointer arrays for batched routines, Q from Householder
-// reflectors), and the batched small-matrix kernels of SmallBatched.h. They are one
-// NVRTC translation unit per compute capability, compiled once per process at most
-// through KernelCache::global() (a later process finds it in the disk cache).
+// reflectors), the batched small-matrix kernels of SmallBatched.h and the cluster
+// QR of ClusterQr.h. Each of the three is one NVRTC translation unit per compute
+// capability, compiled once per process at most through KernelCache::global() (a
+// later process finds it in the disk cache).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/cuda/ClusterQr.h"
 #include "runtime/cuda/KernelCache.h"
 #include "runtime/cuda/KernelLibrary.h"
 #include "runtime/cuda/SmallBatched.h"
@@ -33,9 +35,11 @@ public:
 
   /// The batched small-matrix kernels.
   const SmallBatched& small() const { return small_; }
+  /// The QR kernel of small and medium matrices.
+  const ClusterQr& qr() const { return qr_; }
 
   /// The kernels' CUDA C++ and name expressions (what the constructor compiles,
-  /// besides the module of SmallBatched).
+  /// besides the modules of SmallBatched and ClusterQr).
   static ModuleSource moduleSource();
   /// Both modules the constructor compiles: to compile them in parallel with other
   /// work first (KernelCache::compileAll), so that the constructor finds them.
@@ -47,6 +51,7 @@ private:
   std::shared_ptr<const LoadedModule> module_;
   std::map<std::string, Kernel> kernels_;
   SmallBatched small_;
+  ClusterQr qr_;
 };
 
 } // namespace graphc::cuda

@@ -21,6 +21,17 @@ LaunchConfig LaunchConfig::linear(int64_t n, unsigned blockSize, cudaStream_t st
 void Kernel::launch(const LaunchConfig& config, llvm::ArrayRef<void*> args) const {
   if (!kernel_)
     throw Error("launch of a null kernel");
+  if (config.cluster > 1) {
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = config.cluster;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    cudaLaunchConfig_t c{config.grid, config.block, config.sharedBytes, config.stream, &cluster, 1};
+    GRAPHC_CUDA_CHECK(cudaLaunchKernelExC(&c, static_cast<const void*>(kernel_),
+                                          const_cast<void**>(args.data())));
+    return;
+  }
   GRAPHC_CUDA_CHECK(cudaLaunchKernel(static_cast<const void*>(kernel_), config.grid, config.block,
                                      const_cast<void**>(args.data()), config.sharedBytes,
                                      config.stream));

@@ -2,8 +2,8 @@
 //
 // Loads a compiled module (runtime/cuda/Nvrtc.h) into the current context and
 // launches its kernels, all through the CUDA runtime API (cudaLibraryLoadData,
-// cudaLibraryGetKernel, cudaLaunchKernel), so libcuda is loaded by cudart on
-// demand and never linked.
+// cudaLibraryGetKernel, cudaLaunchKernel; cudaLaunchKernelExC for clusters), so
+// libcuda is loaded by cudart on demand and never linked.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -24,6 +24,7 @@ struct LaunchConfig {
   dim3 block{1, 1, 1};
   size_t sharedBytes = 0;
   cudaStream_t stream = nullptr;
+  unsigned cluster = 1; ///< blocks per cluster along x (compute capability 9.0)
 
   /// A 1-D launch covering `n` threads in blocks of `blockSize`.
   static LaunchConfig linear(int64_t n, unsigned blockSize = 256, cudaStream_t stream = nullptr);

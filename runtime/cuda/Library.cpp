@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Library.h"
 
+#include "passes/RoutePolicy.h"
+
 #include "runtime/cuda/BlockedSolve.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/Device.h"
@@ -280,7 +282,8 @@ public:
        int* info)
       : n_(n), s_(s), info_(info), kernels_(kernels), blas_(ctx.cublas()), solver_(ctx.cusolver()),
         stream_(ctx.stream()),
-        batchedFactors_(ctx.batchedFactorizations() && batchedFactorization(operand(0))) {}
+        batchedFactors_(ctx.batchedFactorizations() && batchedFactorization(operand(0))),
+        qrRoute_(ctx.qrRoute()) {}
 
   void matmul(const T* a, const T* b, T* c) {
     bool ta = flag("transpose_a"), tb = flag("transpose_b");
@@ -426,14 +429,26 @@ public:
     unpackTriangle(m.batch, m.rows, m.cols, f, m.rows, m.size(), u, /*unitLower=*/0);
   }
 
-  /// Reduced QR of A (transposed into the workspace first, so that LAPACK sees A,
-  /// not A'): geqrf, R from its upper part, orgqr, Q back to row-major.
+  /// Reduced QR of A: in one cluster kernel where it takes the shape (ClusterQr.h),
+  /// else with A transposed into the workspace first (so that LAPACK sees A, not
+  /// A'): geqrf, R from its upper part, orgqr, Q back to row-major.
   void qr(const T* a, T* q, T* r) {
     Matrices ma = operand(0), mq = result(0), mr = result(1);
     int64_t k = mq.cols;
     if (k == 0) {
       zero(q, mq);
       return zero(r, mr);
+    }
+    const ClusterQr& cluster = kernels_.qr();
+    int ctas = qrRoute_ == LibraryContext::QrRoute::Library
+                   ? 0
+                   : cluster.ctas(ma.rows, ma.cols, sizeof(T));
+    if (ctas && (qrRoute_ == LibraryContext::QrRoute::Cluster ||
+                 passes::preferClusterQr(passes::RoutePolicy::gpu(), ma.batch, ma.rows, ma.cols))) {
+      if (passes::logRoutes())
+        fmt::print(stderr, "[graphc] route: qr of {} x {} x {}: cluster of {} blocks\n", ma.batch,
+                   ma.rows, ma.cols, ctas);
+      return cluster.qr(ma.batch, ma.rows, ma.cols, a, q, r, stream_);
     }
     T* f = static_cast<T*>(s_.matrix);
     T* tau = static_cast<T*>(s_.second);
@@ -617,6 +632,7 @@ private:
   cusolverDnHandle_t solver_;
   cudaStream_t stream_;
   bool batchedFactors_; ///< LU and QR through the batched routines
+  LibraryContext::QrRoute qrRoute_;
   const T one_ = T(1), zero_ = T(0);
 };
 

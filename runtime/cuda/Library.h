@@ -98,6 +98,13 @@ public:
   void setBatchedFactorizations(bool on) { batchedFactorizations_ = on; }
   bool batchedFactorizations() const { return batchedFactorizations_; }
 
+  /// Where QR runs: as passes::preferClusterQr says (the default), always in the
+  /// cluster kernel (runtime/cuda/ClusterQr.h) where it takes the shape, or never
+  /// (cuBLAS and cuSOLVER only); to test and measure one against the other.
+  enum class QrRoute { Auto, Cluster, Library };
+  void setQrRoute(QrRoute route) { qrRoute_ = route; }
+  QrRoute qrRoute() const { return qrRoute_; }
+
   /// With true, large f32 gemm, syrk and triangular solves run in f64 (operands
   /// converted on the device, results converted back): faster and more accurate on
   /// GPUs whose f64 tensor cores outrun their f32 units. On by default on sm_90.
@@ -121,6 +128,7 @@ private:
   DeviceBuffer cublasWorkspace_;
   DeviceBuffer workspace_;
   bool batchedFactorizations_ = true;
+  QrRoute qrRoute_ = QrRoute::Auto;
   bool singleInDouble_;
 };
 

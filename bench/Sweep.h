@@ -223,8 +223,10 @@ inline std::vector<SweepCase> sweepCases() {
   la("trsm", 1024, 10000, 0);
   for (int64_t n : {32, 256, 1024, 4096})
     la("cholesky", n, 0, 0);
-  for (int64_t n : {32, 256, 1024})
+  for (int64_t n : {32, 128, 256, 1024})
     la("qr", n, 0, 0);
+  for (auto [batch, n] : {std::pair<int64_t, int64_t>{1000, 32}, {100, 128}, {8, 256}})
+    la("qr", n, 0, batch);
   return out;
 }
 

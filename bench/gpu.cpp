@@ -1,6 +1,7 @@
 //===- bench/gpu.cpp - graphc on the GPU: W1-W7 and the small op ----------===//
 //
 // Usage: bench_gpu [--repeat R] [--workloads W1,W1b,W2,W3,W4,W5,W6,W7,GP,small-op,sweep]
+//                  [--only SUBSTRING]
 //
 // Compiles each workload of shared/WORKLOADS.md through the default pipeline on the
 // "cuda" backend, with inputs already on the device, and prints one JSON line per
@@ -13,7 +14,8 @@
 // launched and timed the same way (a CUDA graph on a non-blocking stream).
 // bench/peers.py prints the peers' lines for the same cases; bench/suite.py runs
 // both and renders the tables. `sweep` (not run by default) is the shape sweep of
-// bench/Sweep.h, whose peers are in bench/sweep.py.
+// bench/Sweep.h, whose peers are in bench/sweep.py. --only runs the cases whose
+// name contains SUBSTRING.
 //
 //===----------------------------------------------------------------------===//
 #include "bench/Sweep.h"
@@ -297,15 +299,19 @@ std::vector<Case> cases(const std::string& workloads) {
 
 int main(int argc, char** argv) {
   int repeats = 20;
-  std::string workloads = "W1,W1b,W2,W3,W4,W5,W6,W7,GP,small-op";
+  std::string workloads = "W1,W1b,W2,W3,W4,W5,W6,W7,GP,small-op", only;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--repeat"))
       repeats = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--workloads"))
       workloads = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--only"))
+      only = argv[i + 1];
   }
   try {
     for (const Case& c : cases(workloads)) {
+      if (c.name.find(only) == std::string::npos)
+        continue;
       try {
         runCase(c, repeats);
       } catch (const Error& e) { // the next case may still run

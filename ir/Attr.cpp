@@ -1,6 +1,9 @@
 //===- ir/Attr.cpp - Op attributes ----------------------------------------===//
 #include "ir/Attr.h"
 
+#include "ir/Op.h"
+#include "support/Error.h"
+
 #include "llvm/ADT/Hashing.h"
 
 #include <algorithm>
@@ -52,51 +55,73 @@ Attrs& Attrs::set(llvm::StringRef name, AttrValue value) {
   return *this;
 }
 
+void Attrs::checkRead(llvm::StringRef name, std::optional<AttrKind> kind) const {
+  if (!op_)
+    return;
+  const AttrSpec* spec = findAttrSpec(*op_, name);
+  if (!spec)
+    throw Error(fmt::format("internal error: {} has no attribute '{}' (ir/Ops.def)",
+                            opName(*op_).str(), name.str()));
+  if (kind && spec->kind != *kind)
+    throw Error(fmt::format("internal error: attribute '{}' of {} is {}, read as {}", name.str(),
+                            opName(*op_).str(), attrKindName(spec->kind).str(),
+                            attrKindName(*kind).str()));
+}
+
 const AttrValue* Attrs::find(llvm::StringRef name) const {
+  checkRead(name, std::nullopt);
   for (const Attr& a : entries_)
     if (a.name == name)
       return &a.value;
   return nullptr;
 }
 
+/// The value of `name` if it holds a T.
 template <typename T> static const T* findAs(const Attrs& attrs, llvm::StringRef name) {
   const AttrValue* v = attrs.find(name);
   return v ? std::get_if<T>(v) : nullptr;
 }
 
 bool Attrs::flag(llvm::StringRef name) const {
+  checkRead(name, AttrKind::Bool);
   const bool* b = findAs<bool>(*this, name);
   return b && *b;
 }
 
 int64_t Attrs::getInt(llvm::StringRef name, int64_t fallback) const {
+  checkRead(name, AttrKind::Int);
   const int64_t* v = findAs<int64_t>(*this, name);
   return v ? *v : fallback;
 }
 
 double Attrs::getFloat(llvm::StringRef name) const {
+  checkRead(name, AttrKind::Float);
   const double* v = findAs<double>(*this, name);
   return v ? *v : 0.0;
 }
 
 const std::vector<int64_t>& Attrs::getInts(llvm::StringRef name) const {
+  checkRead(name, AttrKind::Ints);
   static const std::vector<int64_t> empty;
   const auto* v = findAs<std::vector<int64_t>>(*this, name);
   return v ? *v : empty;
 }
 
 const std::vector<double>& Attrs::getFloats(llvm::StringRef name) const {
+  checkRead(name, AttrKind::Floats);
   static const std::vector<double> empty;
   const auto* v = findAs<std::vector<double>>(*this, name);
   return v ? *v : empty;
 }
 
 DType Attrs::getDType(llvm::StringRef name) const {
+  checkRead(name, AttrKind::DType);
   const DType* v = findAs<DType>(*this, name);
   return v ? *v : DType::F64;
 }
 
 const std::string& Attrs::getStr(llvm::StringRef name) const {
+  checkRead(name, AttrKind::Str);
   static const std::string empty;
   const std::string* v = findAs<std::string>(*this, name);
   return v ? *v : empty;

@@ -2,7 +2,10 @@
 //
 // Ops carry a small dictionary of named, typed attributes (`{axes=[1], keepdims}`).
 // Attrs keeps its entries sorted by name and drops false flags, so two attribute
-// sets with the same meaning compare and hash equal.
+// sets with the same meaning compare and hash equal. A node's attributes are tied to
+// its op's schema (ir/Ops.def): reading one the schema does not declare, or as
+// another kind (a misspelled `flag("uper")`), is an internal error, not a silent
+// false or zero.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -12,12 +15,15 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
 
 namespace graphc::ir {
+
+enum class Op : uint16_t; // ir/Op.h
 
 /// The kinds of attribute value. The order matches AttrValue's alternatives.
 enum class AttrKind : uint8_t { Bool, Int, Float, Ints, Floats, DType, Str };
@@ -49,7 +55,13 @@ public:
   const AttrValue* find(llvm::StringRef name) const;
   bool has(llvm::StringRef name) const { return find(name) != nullptr; }
 
-  /// Typed accessors. They assume the attributes were checked against the op's schema.
+  /// Ties the set to `op`'s schema: from then on find(), has() and the typed accessors
+  /// throw graphc::Error ("internal error: ...") for a name the schema lacks or, typed,
+  /// of another kind. Graph::create ties every node's attributes; copies stay tied
+  /// (set() included), equality and hashing ignore the tie.
+  void tieTo(Op op) { op_ = op; }
+
+  /// Typed accessors: the value, or false, `fallback`, 0, empty or f64 when absent.
   bool flag(llvm::StringRef name) const;
   int64_t getInt(llvm::StringRef name, int64_t fallback = 0) const;
   double getFloat(llvm::StringRef name) const;
@@ -65,7 +77,12 @@ public:
   friend bool operator!=(const Attrs& a, const Attrs& b) { return !(a == b); }
 
 private:
+  /// Throws when tied and `name` is not in the schema, or is there as another kind
+  /// than `kind` (when given).
+  void checkRead(llvm::StringRef name, std::optional<AttrKind> kind) const;
+
   llvm::SmallVector<Attr, 2> entries_;
+  std::optional<Op> op_; ///< the op whose schema reads are checked against
 };
 
 /// Text form of a value: `3`, `[1,2]`, `2.5`, `f32`, `"x"`, `true`.

@@ -40,8 +40,10 @@ Value Graph::addParameter(llvm::StringRef name, const TensorType& type, SourceLo
   return n->result();
 }
 
-Node* Graph::create(Op op, llvm::ArrayRef<Value> operands, const Attrs& attrs,
+Node* Graph::create(Op op, llvm::ArrayRef<Value> operands, const Attrs& given,
                     llvm::ArrayRef<TensorType> resultTypes, SourceLoc loc, llvm::StringRef name) {
+  Attrs attrs = given; // read from here on against op's schema (they may come from another op)
+  attrs.tieTo(op);
   llvm::SmallVector<TensorType, 4> operandTypes;
   for (Value v : operands) {
     if (!owns(v.node) || v.index >= v.node->numResults())

@@ -36,7 +36,7 @@ std::string Step::who() const {
 
 void Step::fail(const std::string& message) const {
   std::string who = this->who();
-  if (attrs.flag("fallback")) // a step the compiler chose: the run can fall back
+  if (op == ir::Op::Cholesky && attrs.flag("fallback")) // the compiler chose it: fall back
     throw FallbackError(fmt::format("{}: {}", who, message), loc);
   throw Error(fmt::format("{}: {}", who, message), loc);
 }

@@ -338,7 +338,7 @@ std::exception_ptr PreparedProgram::failureOf(const int* words) const {
     if (!n.name().empty())
       who += fmt::format(" (%{})", n.name());
     std::string message = fmt::format("{}: {}", who, *failure);
-    if (n.attrs().flag("fallback"))
+    if (n.op() == ir::Op::Cholesky && n.attrs().flag("fallback"))
       return std::make_exception_ptr(FallbackError(message, n.loc()));
     return std::make_exception_ptr(Error(message, n.loc()));
   }

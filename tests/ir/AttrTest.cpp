@@ -1,6 +1,9 @@
 //===- tests/ir/AttrTest.cpp - Attribute sets in canonical form -----------===//
 #include "ir/Attr.h"
 
+#include "ir/Graph.h"
+#include "support/Error.h"
+
 #include <cmath>
 #include <gtest/gtest.h>
 #include <limits>
@@ -55,6 +58,51 @@ TEST(Attrs, ValueText) {
   EXPECT_EQ(attrValueString(std::string("a\"b\\")), "\"a\\\"b\\\\\"");
   EXPECT_EQ(attrValueString(DType::I32), "i32");
   EXPECT_EQ(attrValueString(std::vector<double>{0.5, 2}), "[0.5,2.0]");
+}
+
+/// The message of the Error `f` throws, or "" when it throws none.
+template <typename F> std::string errorOf(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.message();
+  }
+  return "";
+}
+
+// A node's attributes are read against its op's schema: a misspelled name or a read
+// as another kind fails, where an untied set would answer false or 0.
+TEST(Attrs, NodesReadTheirAttributesAgainstTheSchema) {
+  Graph g("f");
+  Value x = g.addParameter("x", TensorType(DType::F64, {3, 4}));
+  const Node* sum =
+      g.create(Op::Sum, {x}, Attrs{{"axes", std::vector<int64_t>{1}}, {"keepdims", true}});
+  const Attrs& a = sum->attrs();
+  EXPECT_TRUE(a.flag("keepdims"));
+  EXPECT_EQ(a.getInts("axes"), (std::vector<int64_t>{1}));
+  EXPECT_EQ(errorOf([&] { a.flag("keepdim"); }),
+            "internal error: sum has no attribute 'keepdim' (ir/Ops.def)");
+  EXPECT_EQ(errorOf([&] { a.has("axis"); }),
+            "internal error: sum has no attribute 'axis' (ir/Ops.def)");
+  EXPECT_EQ(errorOf([&] { a.getInt("axes"); }),
+            "internal error: attribute 'axes' of sum is ints, read as int");
+  Attrs copy = a; // copies stay tied, and compare by their entries alone
+  EXPECT_NE(errorOf([&] { copy.getFloat("value"); }), "");
+  EXPECT_EQ(copy, (Attrs{{"axes", std::vector<int64_t>{1}}, {"keepdims", true}}));
+  Attrs loose{{"axes", std::vector<int64_t>{1}}};
+  EXPECT_FALSE(loose.flag("keepdim")); // not tied: no schema to check against
+}
+
+// A node made from another op's attributes is checked against its own op's schema.
+TEST(Attrs, CreateTiesTheGivenAttributesToTheNewOp) {
+  Graph g("f");
+  Value x = g.addParameter("x", TensorType(DType::F64, {3, 3}));
+  const Node* u = g.create(Op::Triu, {x}, Attrs{{"k", int64_t{1}}});
+  const Node* l = g.create(Op::Tril, {x}, u->attrs());
+  EXPECT_EQ(l->attrs().getInt("k"), 1);
+  const Node* m = g.create(Op::Max, {x}, Attrs{{"axes", std::vector<int64_t>{0}}});
+  const Node* s = g.create(Op::Sum, {x}, m->attrs());
+  EXPECT_EQ(s->attrs().getInts("axes"), (std::vector<int64_t>{0}));
 }
 
 } // namespace

@@ -78,6 +78,11 @@ bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n) 
   return std::max(m, n) > p.qrBatchedTinyMaxN;
 }
 
+size_t chooseDeferredLanes(const RoutePolicy& p, int64_t laneBytes) {
+  int64_t fit = p.deferredLanesBytes / std::max<int64_t>(laneBytes, 1);
+  return static_cast<size_t>(std::clamp<int64_t>(fit, 1, p.deferredMaxLanes));
+}
+
 bool logRoutes() {
   static const bool on = [] {
     const char* log = std::getenv("GRAPHC_LOG");

@@ -91,6 +91,15 @@ struct RoutePolicy {
   /// 0.17 / 0.25, 512 x 32 x 32 0.12 / 0.36, 64 x 128 x 128 0.55 / 9.19.
   int64_t qrBatchedTinyMaxN = 16;
 
+  // --- deferred runs (runtime/cuda/CudaBackend.cpp) ---
+  /// Deferred runs of a program go round up to this many lanes (streams with their
+  /// own buffers), so that runs that leave the GPU mostly idle overlap (W6's 100
+  /// deferred QR JVPs: 0.87 ms a run on one lane, 0.174 on 8, 0.165 on 16)...
+  int64_t deferredMaxLanes = 8;
+  /// ... as many as hold at most this much device memory together (a lane holds
+  /// the program's slots and library workspace).
+  int64_t deferredLanesBytes = int64_t{512} << 20;
+
   /// The defaults.
   static const RoutePolicy& gpu();
 };
@@ -126,6 +135,10 @@ int chooseQrClusterSize(const RoutePolicy& p, int64_t m, int64_t n, size_t eleme
 /// True when `batch` m x n QRs that the cluster kernel can take (chooseQrClusterSize
 /// is not 0) are faster there than in cuBLAS's and cuSOLVER's routines.
 bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n);
+
+/// The deferred lanes of a program whose lane holds `laneBytes` of device memory:
+/// from 1 to deferredMaxLanes.
+size_t chooseDeferredLanes(const RoutePolicy& p, int64_t laneBytes);
 
 /// True when GRAPHC_LOG names `routes` (or `all`): route choices go to stderr.
 bool logRoutes();

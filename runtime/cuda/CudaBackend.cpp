@@ -10,11 +10,16 @@
 // check words (library info words and kernel error words, zeroed at the start of a run
 // and copied at its end into a pinned ring the host reads after waiting). Lanes are
 // made once and kept: run() takes an idle one (concurrent callers get lanes of their
-// own), enqueue() uses the deferred lane, whose ring holds many runs' checks so that K
-// runs wait once (and where the program is a single fused kernel, deferred runs share
-// launches: RunBatch.h). A run enqueued with the caller's stream is ordered on it by
-// two events. A failed Cholesky the compiler chose becomes a FallbackError (the run is
-// redone with LU), any other failure an Error naming the op.
+// own), enqueue() uses the deferred lanes, whose rings hold many runs' checks so that
+// K runs wait once. Deferred runs go round the deferred lanes (up to
+// passes::chooseDeferredLanes of them, by the memory a lane holds), so that runs that
+// leave the GPU mostly idle (small factorizations) overlap; a run that reads or writes
+// what a run queued on another lane writes (or writes what it reads) waits for that
+// lane first, so runs still act in the order they were enqueued. Where the program is
+// a single fused kernel, deferred runs share launches on one lane instead (RunBatch.h).
+// A run enqueued with the caller's stream is ordered on it by two events. A failed Cholesky the
+// compiler chose becomes a FallbackError (the run is redone with LU), any other failure an Error
+// naming the op.
 //
 // A lane captures its first run as a CUDA graph (runtime/cuda/CapturedRun.h) and
 // replays it afterwards, its fused kernels and copies pointed at each run's buffers.
@@ -23,6 +28,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/CudaBackend.h"
+
+#include "passes/RoutePolicy.h"
 
 #include "runtime/cuda/CapturedRun.h"
 #include "runtime/cuda/Check.h"
@@ -111,7 +118,7 @@ public:
 
   ~CudaExecutable() override {
     prepared_.releaseConstants(); // released on the stream of a lane, before the lanes go
-    deferred_.reset();
+    deferred_.clear();
     idle_.clear();
   }
 
@@ -170,29 +177,28 @@ protected:
     runNow(*lane, {b.params, b.outputs});
   }
 
-  void enqueueRun(size_t, llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs,
+  void enqueueRun(size_t run, llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs,
                   void* callerStream) override {
-    if (!deferred_) {
-      deferred_ = std::make_unique<Lane>(*this);
-      if (prepared_.oneKernel())
-        deferred_->batch = std::make_unique<RunBatch>(*prepared_.steps().front().kernel, kRingRuns);
-    }
-    Lane& lane = *deferred_;
+    Lane& lane = deferredLane(run);
     auto stream = static_cast<cudaStream_t>(callerStream);
     if (stream) { // after the caller's work so far
       GRAPHC_CUDA_CHECK(cudaEventRecord(lane.callerReady, stream));
       GRAPHC_CUDA_CHECK(cudaStreamWaitEvent(lane.stream, lane.callerReady));
     }
     Binding b = bind(inputs, outputs);
+    llvm::SmallVector<ByteRange, 8> reads = byteRanges(inputs), writes = byteRanges(outputs);
     if (lane.batch) {
       const PreparedStep& step = prepared_.steps().front();
       KernelCall c = kernelCall(lane, {b.params, b.outputs}, step);
-      lane.batch->add(step.kernel->arguments(c.ins, c.outs, c.errorWord), byteRanges(inputs),
-                      byteRanges(outputs), lane.stream);
+      lane.batch->add(step.kernel->arguments(c.ins, c.outs, c.errorWord), reads, writes,
+                      lane.stream);
       if (stream) // the caller's next work waits for this run: launch it now
         lane.batch->flush(lane.stream);
     } else {
-      enqueueOn(lane, {b.params, b.outputs});
+      orderAfterOtherLanes(lane, reads, writes);
+      enqueueOn(lane, {b.params, b.outputs}, run);
+      lane.reads.append(reads.begin(), reads.end());
+      lane.writes.append(writes.begin(), writes.end());
     }
     if (stream) { // before the caller's work from now on
       GRAPHC_CUDA_CHECK(cudaEventRecord(lane.runDone, lane.stream));
@@ -201,11 +207,17 @@ protected:
   }
 
   std::optional<RunFailure> finishRuns() override {
-    if (!deferred_)
-      return std::nullopt;
-    if (deferred_->batch)
-      deferred_->batch->flush(deferred_->stream);
-    return finishLane(*deferred_);
+    std::optional<RunFailure> first;
+    for (std::unique_ptr<Lane>& lane : deferred_) {
+      if (lane->batch)
+        lane->batch->flush(lane->stream);
+      std::optional<RunFailure> f = finishLane(*lane);
+      if (f && (!first || f->run < first->run))
+        first = f;
+      lane->reads.clear();
+      lane->writes.clear();
+    }
+    return first;
   }
 
 private:
@@ -271,17 +283,19 @@ private:
     ~Lane() { cudaStreamSynchronize(stream); } // before the ring and buffers go
 
     OwnedStream stream;
-    OwnedEvent callerReady, runDone; ///< order runs on a caller's stream
+    OwnedEvent callerReady, runDone;       ///< order runs on a caller's stream
     std::optional<LibraryContext> library; ///< when the program calls the libraries
     std::vector<DeviceBuffer> slots, staging;
     DeviceBuffer checks;
-    PinnedInts ring;                    ///< kRingRuns runs' check words
-    std::unique_ptr<CapturedRun> graph; ///< the captured run, once made
-    std::unique_ptr<RunBatch> batch;    ///< deferred runs of a oneKernel() program
-    bool noGraph = false;               ///< capturing failed: run step by step
-    size_t queued = 0;                  ///< runs in the ring
-    size_t drained = 0;                 ///< runs checked since the last finish
-    std::optional<RunFailure> failure;  ///< the first failure found so far
+    PinnedInts ring;                               ///< kRingRuns runs' check words
+    std::unique_ptr<CapturedRun> graph;            ///< the captured run, once made
+    std::unique_ptr<RunBatch> batch;               ///< deferred runs of a oneKernel() program
+    bool noGraph = false;                          ///< capturing failed: run step by step
+    size_t queued = 0;                             ///< runs in the ring
+    std::vector<size_t> runs;                      ///< the numbers of the ring's runs
+    std::optional<RunFailure> failure;             ///< the first failure found so far
+    llvm::SmallVector<ByteRange, 8> reads, writes; ///< of its deferred runs since finish
+    OwnedEvent tail;                               ///< where another lane waits for it
   };
 
   /// Holds an idle lane (or a new one) for one synchronous run.
@@ -507,9 +521,9 @@ private:
     }
   }
 
-  /// Enqueues one run on `lane`: a replay of its captured graph where it has one
-  /// (capturing it on the first run), step by step otherwise.
-  void enqueueOn(Lane& lane, const Buffers& b) {
+  /// Enqueues run number `run` on `lane`: a replay of its captured graph where it
+  /// has one (capturing it on the first run), step by step otherwise.
+  void enqueueOn(Lane& lane, const Buffers& b, size_t run) {
     if (prepared_.checkWords() && lane.queued == kRingRuns)
       drain(lane);
     size_t slot = lane.queued;
@@ -526,6 +540,49 @@ private:
       enqueueSteps(lane, b, slot, nullptr);
     }
     ++lane.queued;
+    lane.runs.push_back(run);
+  }
+
+  /// The deferred lane of run number `run`: the one lane of a batched program (or of
+  /// a profiled one), else the lanes in turn, made as they are first needed.
+  Lane& deferredLane(size_t run) {
+    if (deferred_.empty()) {
+      deferred_.push_back(std::make_unique<Lane>(*this));
+      Lane& first = *deferred_.front();
+      if (prepared_.oneKernel())
+        first.batch = std::make_unique<RunBatch>(*prepared_.steps().front().kernel, kRingRuns);
+      deferredLanes_ =
+          first.batch || profile_
+              ? 1
+              : passes::chooseDeferredLanes(passes::RoutePolicy::gpu(), laneBytes(first));
+    }
+    size_t i = run % deferredLanes_;
+    while (deferred_.size() <= i)
+      deferred_.push_back(std::make_unique<Lane>(*this));
+    return *deferred_[i];
+  }
+
+  /// The device memory `lane` holds: its slots, staging and library workspace.
+  static int64_t laneBytes(const Lane& lane) {
+    int64_t bytes = 0;
+    for (const DeviceBuffer& d : lane.slots)
+      bytes += static_cast<int64_t>(d.bytes());
+    for (const DeviceBuffer& d : lane.staging)
+      bytes += static_cast<int64_t>(d.bytes());
+    return bytes + (lane.library ? static_cast<int64_t>(lane.library->workspaceBytes()) : 0);
+  }
+
+  /// Makes `lane` wait for each other deferred lane with a queued run whose writes
+  /// overlap `reads` or `writes`, or whose reads overlap `writes`.
+  void orderAfterOtherLanes(Lane& lane, llvm::ArrayRef<ByteRange> reads,
+                            llvm::ArrayRef<ByteRange> writes) {
+    for (std::unique_ptr<Lane>& other : deferred_)
+      if (other.get() != &lane &&
+          (anyOverlap(other->writes, reads) || anyOverlap(other->writes, writes) ||
+           anyOverlap(other->reads, writes))) {
+        GRAPHC_CUDA_CHECK(cudaEventRecord(other->tail, other->stream));
+        GRAPHC_CUDA_CHECK(cudaStreamWaitEvent(lane.stream, other->tail));
+      }
   }
 
   /// Captures a run of `lane` as its graph; a capture that fails leaves the lane
@@ -547,7 +604,7 @@ private:
 
   /// Runs one call on `lane` and waits for it; throws its failure.
   void runNow(Lane& lane, const Buffers& b) {
-    enqueueOn(lane, b);
+    enqueueOn(lane, b, 0);
     if (std::optional<RunFailure> f = finishLane(lane))
       std::rethrow_exception(f->error);
   }
@@ -557,14 +614,13 @@ private:
     GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream));
     for (size_t r = 0; r < lane.queued && !lane.failure; ++r)
       if (std::exception_ptr e = prepared_.failureOf(lane.ring.data() + r * prepared_.checkWords()))
-        lane.failure = RunFailure{lane.drained + r, e};
-    lane.drained += lane.queued;
+        lane.failure = RunFailure{lane.runs[r], e};
+    lane.runs.clear();
     lane.queued = 0;
   }
 
   std::optional<RunFailure> finishLane(Lane& lane) {
     drain(lane);
-    lane.drained = 0;
     return std::exchange(lane.failure, std::nullopt);
   }
 
@@ -575,7 +631,8 @@ private:
 
   std::mutex mutex_; ///< guards idle_
   std::vector<std::unique_ptr<Lane>> idle_;
-  std::unique_ptr<Lane> deferred_;
+  std::vector<std::unique_ptr<Lane>> deferred_;
+  size_t deferredLanes_ = 1; ///< how many deferred_ may grow to
 };
 
 class CudaBackend final : public Backend {

@@ -12,6 +12,8 @@ bool overlap(ByteRange a, ByteRange b) {
   return a.first < b.second && b.first < a.second;
 }
 
+} // namespace
+
 bool anyOverlap(llvm::ArrayRef<ByteRange> xs, llvm::ArrayRef<ByteRange> ys) {
   for (ByteRange x : xs)
     for (ByteRange y : ys)
@@ -20,11 +22,8 @@ bool anyOverlap(llvm::ArrayRef<ByteRange> xs, llvm::ArrayRef<ByteRange> ys) {
   return false;
 }
 
-} // namespace
-
 RunBatch::RunBatch(const CudaFusedKernel& kernel, size_t maxRuns)
-    : kernel_(kernel), maxRuns_(maxRuns),
-      width_(kernel.argumentCount()) {
+    : kernel_(kernel), maxRuns_(maxRuns), width_(kernel.argumentCount()) {
   for (int t = 0; t < 2; ++t) {
     GRAPHC_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&tables_[t]),
                                     maxRuns_ * width_ * sizeof(void*), cudaHostAllocMapped));

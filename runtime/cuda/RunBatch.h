@@ -29,6 +29,9 @@ namespace graphc::cuda {
 /// The bytes [first, second) a run reads or writes.
 using ByteRange = std::pair<const char*, const char*>;
 
+/// True when some range of `xs` and some range of `ys` share a byte.
+bool anyOverlap(llvm::ArrayRef<ByteRange> xs, llvm::ArrayRef<ByteRange> ys);
+
 /// Deferred runs of one fused kernel, launched together.
 class RunBatch {
 public:

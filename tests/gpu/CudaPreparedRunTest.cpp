@@ -5,7 +5,8 @@
 // arrays with new buffers every run (the captured graph is pointed at them) and
 // the same with graphs off; graphs where library calls read parameters and write
 // outputs (staged and copied, or read in place when too large to copy every
-// run); K deferred runs with one wait; failures reported by finish() with their
+// run); K deferred runs with one wait, on several lanes, in order where they
+// depend on each other; failures reported by finish() with their
 // run (solver info words and kernel error words, beyond the check ring's size);
 // and concurrent run() calls from several threads.
 //
@@ -253,6 +254,45 @@ graph @chain(%x: f32[1000], %w: f32[1000]) {
     previous = cuda::toHost(outs[k]);
     EXPECT_LE(testing::relativeDifference(previous, want), 1e-6) << "run " << k;
   }
+}
+
+/// Deferred runs of a program with library calls go round several lanes; runs
+/// that depend on each other through their arrays keep their order: run k reads run
+/// k - 1's output (unless k % 3 == 0) and writes one of 4 buffers in turn, so it
+/// also overwrites what runs k - 3 (read) and k - 4 (wrote) used. All match the CPU
+/// applying the runs one after another.
+TEST(CudaPreparedRun, DeferredRunsOnSeveralLanesKeepTheirOrder) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(R"(
+graph @step(%a: f64[48,48], %x: f64[48,8]) {
+  %y = solve %a, %x
+  %z = tanh %y
+  return %z
+})");
+  auto exe = getBackend("cuda").compile(*g);
+  auto cpu = getBackend("cpu").compile(*g);
+  std::vector<double> av = Array::randomNormal(ir::DType::F64, {48, 48}, 3).toVector<double>();
+  for (int i = 0; i < 48; ++i)
+    av[i * 48 + i] += 48;
+  Array a = Array::fromVector<double>(av, {48, 48}), ad = cuda::toDevice(a);
+  std::vector<Array> buffers;
+  for (int i = 0; i < 4; ++i)
+    buffers.push_back(cuda::emptyOnDevice(ir::DType::F64, {48, 8}));
+  std::vector<Array> want, inputs; // the inputs live until finish()
+  Array previous, previousDevice;
+  for (int k = 0; k < 64; ++k) {
+    bool fresh = k % 3 == 0;
+    Array x = fresh ? Array::randomNormal(ir::DType::F64, {48, 8}, 20 + k) : previous;
+    previous = cpu->run({a, x})[0];
+    want.push_back(previous);
+    inputs.push_back(fresh ? cuda::toDevice(x) : previousDevice);
+    exe->enqueue({ad, inputs.back()}, {buffers[k % 4]});
+    previousDevice = buffers[k % 4];
+  }
+  exe->finish();
+  for (int k = 60; k < 64; ++k)
+    EXPECT_LE(testing::relativeDifference(cuda::toHost(buffers[k % 4]), want[k]), 1e-12)
+        << "run " << k;
 }
 
 /// Runs ordered on the caller's stream: the input is written there just before

@@ -87,5 +87,14 @@ TEST(RoutePolicy, QrClusterForFewStepsOrBatchesOfAllButTinyMatrices) {
   EXPECT_FALSE(preferClusterQr(p, 100000, 16, 16));
 }
 
+TEST(RoutePolicy, DeferredLanesByTheirMemory) {
+  const RoutePolicy& p = RoutePolicy::gpu();
+  EXPECT_EQ(chooseDeferredLanes(p, 0), 8u);
+  EXPECT_EQ(chooseDeferredLanes(p, 1 << 20), 8u);
+  EXPECT_EQ(chooseDeferredLanes(p, 128 << 20), 4u);
+  EXPECT_EQ(chooseDeferredLanes(p, 400 << 20), 1u);
+  EXPECT_EQ(chooseDeferredLanes(p, int64_t{8} << 30), 1u);
+}
+
 } // namespace
 } // namespace graphc::passes

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Library.h"
 
+#include "ir/OpCases.h"
 #include "passes/RoutePolicy.h"
 
 #include "runtime/cuda/BlockedSolve.h"
@@ -59,7 +60,7 @@ struct Matrices {
 
 /// Matrices up to these sizes take SmallBatched's kernels, and syrk a (batched)
 /// gemm: faster than potrfBatched, trsmBatched and syrk at every batch measured on
-/// an H200 (docs/benchmarks.md, W5); from n = 128 on, potrfBatched is faster.
+/// an H200 (commit 409da7f); from n = 128 on, potrfBatched is faster.
 constexpr int64_t kSmallCholeskyMaxN = 96;
 constexpr int64_t kSmallSolveMaxN = 128;
 constexpr int64_t kSmallSolveMaxCols = 16;
@@ -232,7 +233,14 @@ template <typename T> Layout planFor(cusolverDnHandle_t solver, const ir::Node& 
     l.work = std::max(lwork, qrWork);
     break;
   }
-  default: // matmul, syrk, trace need nothing
+  case Op::Matmul: // matmul, syrk, trace need nothing
+  case Op::Trace:
+  case Op::Syrk:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_ASSUME_CASES:
     break;
   }
   return l;
@@ -661,7 +669,12 @@ void runFloat(Call<T>& call, Op op, llvm::ArrayRef<const void*> in, llvm::ArrayR
   case Op::Det:
   case Op::Logdet:
     return call.determinant(i(0), o(0));
-  default:
+  case Op::Trace:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_ASSUME_CASES:
     throw Error(fmt::format("internal error: {} is not a library op", ir::opName(op).str()));
   }
 }
@@ -765,9 +778,21 @@ int64_t LibraryContext::infoCount(const ir::Node& n) {
   case Op::Inverse:
   case Op::TriangularSolve:
     return Matrices(n.operand(0).type()).batch;
-  default:
+  case Op::Matmul:
+  case Op::Lu:
+  case Op::Qr:
+  case Op::Det:
+  case Op::Logdet:
+  case Op::Trace:
+  case Op::Syrk:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_ASSUME_CASES:
     return 0;
   }
+  ir::unknownOp();
 }
 
 void LibraryContext::reserve(const ir::Node& n) {
@@ -847,7 +872,20 @@ std::optional<std::string> LibraryContext::failure(const ir::Node& n, const int*
                          info);
     case Op::TriangularSolve:
       return fmt::format("matrix is singular (batch item {}, A({},{}) = 0)", b, info, info);
-    default:
+    case Op::Matmul:
+    case Op::Solve:
+    case Op::Lu:
+    case Op::Qr:
+    case Op::Inverse:
+    case Op::Det:
+    case Op::Logdet:
+    case Op::Trace:
+    case Op::Syrk:
+    GRAPHC_SOURCE_CASES:
+    GRAPHC_ELEMENTWISE_CASES:
+    GRAPHC_SHAPE_CASES:
+    GRAPHC_REDUCE_CASES:
+    GRAPHC_ASSUME_CASES:
       return fmt::format("matrix is singular (batch item {}, U({},{}) = 0)", b, info, info);
     }
   }

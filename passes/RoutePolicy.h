@@ -4,7 +4,7 @@
 // the functions that read it. Every threshold that picks a route by shape lives
 // here, with the measurement it came from, so that a route change is one edit and
 // a test (tests/passes/RoutePolicyTest.cpp) pins the choices on the sweep's shapes
-// (bench/sweep.cpp). GRAPHC_LOG=routes prints each choice with its reason.
+// (bench/Sweep.h). GRAPHC_LOG=routes prints each choice with its reason.
 //
 // Reductions. A fused reduction kernel gives each segment (one output element) one
 // thread, when the reduced axes are not the trailing ones, or one block, when they

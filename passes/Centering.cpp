@@ -24,7 +24,8 @@ using ir::TensorType;
 using ir::Value;
 
 /// mean(source, {axis}) (with or without keepdims) times `scale`, seen through the
-/// reshapes and transposes that only move unit axes (its elements stay in order).
+/// reshapes and transposes that only move unit axes (its elements stay in order);
+/// a sum over the axis is its length times the mean.
 struct MeanVector {
   Value source;
   int64_t axis;
@@ -68,9 +69,17 @@ std::optional<MeanVector> meanVector(Value v) {
       v = n.operand(0);
       continue;
     }
-    if (n.op() == Op::Mean && n.attrs().getInts("axes").size() == 1)
-      return MeanVector{n.operand(0), n.attrs().getInts("axes")[0], scale};
-    return std::nullopt;
+    bool reduces = n.op() == Op::Mean || n.op() == Op::Sum;
+    if (!reduces || n.attrs().getInts("axes").size() != 1)
+      return std::nullopt;
+    int64_t axis = n.attrs().getInts("axes")[0];
+    if (n.op() == Op::Mean)
+      return MeanVector{n.operand(0), axis, scale};
+    // sum(x, {axis}) is its length times the mean.
+    int64_t extent = n.operand(0).type().shape[axis];
+    if (extent == 0)
+      return std::nullopt;
+    return MeanVector{n.operand(0), axis, scale * static_cast<double>(extent)};
   }
 }
 

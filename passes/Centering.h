@@ -12,6 +12,8 @@
 // matmul of two mean vectors, or the elementwise product of a broadcast column and a
 // broadcast row, with scalars on either factor), and rebuilds it as c*op(Xc)*op(Yc)
 // plus its other terms. `(y*y' - N*my*my') / (N - 1)` becomes `Yc*Yc' / (N - 1)`.
+// A sum over the axis counts as n times the mean: `X*Y' - sx*sy'/n` with the row
+// sums sx, sy is the same centered product.
 //
 // Legality: the identity is exact for every X and Y; it needs no structure facts,
 // only that the means are over the contracted axis of the product (of X and of Y

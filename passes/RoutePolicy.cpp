@@ -70,8 +70,8 @@ int chooseQrClusterSize(const RoutePolicy& p, int64_t m, int64_t n, size_t eleme
   return 0;
 }
 
-bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n) {
-  if (batch <= 1)
+bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n, bool sharing) {
+  if (batch <= 1 && !sharing)
     return m <= p.qrClusterSingleMaxRows;
   if (m > 2 * p.qrClusterSingleMaxRows && batch < p.qrClusterMinBatchTall)
     return false;

@@ -94,8 +94,10 @@ struct RoutePolicy {
   // --- deferred runs (runtime/cuda/CudaBackend.cpp) ---
   /// Deferred runs of a program go round up to this many lanes (streams with their
   /// own buffers), so that runs that leave the GPU mostly idle overlap (W6's 100
-  /// deferred QR JVPs: 0.87 ms a run on one lane, 0.174 on 8, 0.165 on 16)...
-  int64_t deferredMaxLanes = 8;
+  /// deferred QR JVPs: 0.87 ms a run on one lane, 0.174 on 8 and 0.165 on 16 with
+  /// cuSOLVER's QR, 0.128 on 16 with the cluster QR kernel, preferClusterQr's
+  /// `sharing`)...
+  int64_t deferredMaxLanes = 16;
   /// ... as many as hold at most this much device memory together (a lane holds
   /// the program's slots and library workspace).
   int64_t deferredLanesBytes = int64_t{512} << 20;
@@ -133,8 +135,12 @@ int chooseQrClusterSize(const RoutePolicy& p, int64_t m, int64_t n, size_t eleme
                         size_t maxSharedBytes);
 
 /// True when `batch` m x n QRs that the cluster kernel can take (chooseQrClusterSize
-/// is not 0) are faster there than in cuBLAS's and cuSOLVER's routines.
-bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n);
+/// is not 0) are faster there than in cuBLAS's and cuSOLVER's routines. With
+/// `sharing` the call runs beside others on other streams (deferred runs on several
+/// lanes): throughput counts, and one matrix is a batch of one among many, so it
+/// takes the kernel (a few multiprocessors) as batches do.
+bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n,
+                     bool sharing = false);
 
 /// The deferred lanes of a program whose lane holds `laneBytes` of device memory:
 /// from 1 to deferredMaxLanes.

@@ -13,13 +13,14 @@
 // own), enqueue() uses the deferred lanes, whose rings hold many runs' checks so that
 // K runs wait once. Deferred runs go round the deferred lanes (up to
 // passes::chooseDeferredLanes of them, by the memory a lane holds), so that runs that
-// leave the GPU mostly idle (small factorizations) overlap; a run that reads or writes
-// what a run queued on another lane writes (or writes what it reads) waits for that
-// lane first, so runs still act in the order they were enqueued. Where the program is
-// a single fused kernel, deferred runs share launches on one lane instead (RunBatch.h).
-// A run enqueued with the caller's stream is ordered on it by two events. A failed Cholesky the
-// compiler chose becomes a FallbackError (the run is redone with LU), any other failure an Error
-// naming the op.
+// leave the GPU mostly idle (small factorizations) overlap; their library calls choose
+// routes for throughput (LibraryContext::setSharing). A run that reads or writes what
+// a run queued on another lane writes (or writes what it reads) waits for that lane
+// first, so runs still act in the order they were enqueued. Where the program is a
+// single fused kernel, deferred runs share launches on one lane instead (RunBatch.h).
+// A run enqueued with the caller's stream is ordered on it by two events. A failed
+// Cholesky the compiler chose becomes a FallbackError (the run is redone with LU), any
+// other failure an Error naming the op.
 //
 // A lane captures its first run as a CUDA graph (runtime/cuda/CapturedRun.h) and
 // replays it afterwards, its fused kernels and copies pointed at each run's buffers.
@@ -544,7 +545,8 @@ private:
   }
 
   /// The deferred lane of run number `run`: the one lane of a batched program (or of
-  /// a profiled one), else the lanes in turn, made as they are first needed.
+  /// a profiled one), else the lanes in turn, made as they are first needed. Lanes
+  /// that run beside others choose their library routes for throughput.
   Lane& deferredLane(size_t run) {
     if (deferred_.empty()) {
       deferred_.push_back(std::make_unique<Lane>(*this));
@@ -555,11 +557,19 @@ private:
           first.batch || profile_
               ? 1
               : passes::chooseDeferredLanes(passes::RoutePolicy::gpu(), laneBytes(first));
+      shareLibrary(first);
     }
     size_t i = run % deferredLanes_;
-    while (deferred_.size() <= i)
+    while (deferred_.size() <= i) {
       deferred_.push_back(std::make_unique<Lane>(*this));
+      shareLibrary(*deferred_.back());
+    }
     return *deferred_[i];
+  }
+
+  void shareLibrary(Lane& lane) const {
+    if (lane.library && deferredLanes_ > 1)
+      lane.library->setSharing(true);
   }
 
   /// The device memory `lane` holds: its slots, staging and library workspace.

@@ -291,7 +291,7 @@ public:
       : n_(n), s_(s), info_(info), kernels_(kernels), blas_(ctx.cublas()), solver_(ctx.cusolver()),
         stream_(ctx.stream()),
         batchedFactors_(ctx.batchedFactorizations() && batchedFactorization(operand(0))),
-        qrRoute_(ctx.qrRoute()) {}
+        qrRoute_(ctx.qrRoute()), sharing_(ctx.sharing()) {}
 
   void matmul(const T* a, const T* b, T* c) {
     bool ta = flag("transpose_a"), tb = flag("transpose_b");
@@ -340,8 +340,8 @@ public:
             blas_, CUBLAS_FILL_MODE_LOWER, trans ? CUBLAS_OP_N : CUBLAS_OP_T, toInt(mc.rows),
             toInt(k), &one_, x + b * mx.size(), mx.ld(), &zero_, c + b * mc.size(), mc.ld()));
     // Column-major lower is row-major upper.
-    kernels_[fmt::format("mirrorUpper<{}>", Lib<T>::name)].launch(
-        tiled(mc.batch, mc.rows, mc.rows), {&mc.batch, &mc.rows, &c});
+    kernels_[fmt::format("mirrorUpper<{}>", Lib<T>::name)].launch(tiled(mc.batch, mc.rows, mc.rows),
+                                                                  {&mc.batch, &mc.rows, &c});
   }
 
   void solve(const T* a, const T* rhs, T* x) {
@@ -452,7 +452,8 @@ public:
                    ? 0
                    : cluster.ctas(ma.rows, ma.cols, sizeof(T));
     if (ctas && (qrRoute_ == LibraryContext::QrRoute::Cluster ||
-                 passes::preferClusterQr(passes::RoutePolicy::gpu(), ma.batch, ma.rows, ma.cols))) {
+                 passes::preferClusterQr(passes::RoutePolicy::gpu(), ma.batch, ma.rows, ma.cols,
+                                         sharing_))) {
       if (passes::logRoutes())
         fmt::print(stderr, "[graphc] route: qr of {} x {} x {}: cluster of {} blocks\n", ma.batch,
                    ma.rows, ma.cols, ctas);
@@ -641,6 +642,7 @@ private:
   cudaStream_t stream_;
   bool batchedFactors_; ///< LU and QR through the batched routines
   LibraryContext::QrRoute qrRoute_;
+  bool sharing_; ///< LibraryContext::sharing()
   const T one_ = T(1), zero_ = T(0);
 };
 

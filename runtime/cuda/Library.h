@@ -105,6 +105,13 @@ public:
   void setQrRoute(QrRoute route) { qrRoute_ = route; }
   QrRoute qrRoute() const { return qrRoute_; }
 
+  /// With true, the context's calls run beside others' on other streams (deferred
+  /// runs on several lanes), and routes are chosen for throughput (passes::
+  /// preferClusterQr's `sharing`). Set before the first run: a captured run keeps
+  /// its routes.
+  void setSharing(bool on) { sharing_ = on; }
+  bool sharing() const { return sharing_; }
+
   /// With true, large f32 gemm, syrk and triangular solves run in f64 (operands
   /// converted on the device, results converted back): faster and more accurate on
   /// GPUs whose f64 tensor cores outrun their f32 units. On by default on sm_90.
@@ -129,6 +136,7 @@ private:
   DeviceBuffer workspace_;
   bool batchedFactorizations_ = true;
   QrRoute qrRoute_ = QrRoute::Auto;
+  bool sharing_ = false;
   bool singleInDouble_;
 };
 

@@ -75,6 +75,9 @@ TEST(RoutePolicy, QrClusterForFewStepsOrBatchesOfAllButTinyMatrices) {
   EXPECT_TRUE(preferClusterQr(p, 1, 128, 128));
   EXPECT_TRUE(preferClusterQr(p, 1, 64, 512)); // 64 steps
   EXPECT_FALSE(preferClusterQr(p, 1, 256, 256));
+  EXPECT_TRUE(preferClusterQr(p, 1, 256, 256, /*sharing=*/true));
+  EXPECT_FALSE(preferClusterQr(p, 1, 300, 300, /*sharing=*/true));
+  EXPECT_FALSE(preferClusterQr(p, 4096, 8, 8, /*sharing=*/true));
   EXPECT_FALSE(preferClusterQr(p, 1, 512, 128));
   EXPECT_FALSE(preferClusterQr(p, 1, 256, 128));
   EXPECT_TRUE(preferClusterQr(p, 1, 128, 256));
@@ -89,8 +92,9 @@ TEST(RoutePolicy, QrClusterForFewStepsOrBatchesOfAllButTinyMatrices) {
 
 TEST(RoutePolicy, DeferredLanesByTheirMemory) {
   const RoutePolicy& p = RoutePolicy::gpu();
-  EXPECT_EQ(chooseDeferredLanes(p, 0), 8u);
-  EXPECT_EQ(chooseDeferredLanes(p, 1 << 20), 8u);
+  EXPECT_EQ(chooseDeferredLanes(p, 0), 16u);
+  EXPECT_EQ(chooseDeferredLanes(p, 1 << 20), 16u);
+  EXPECT_EQ(chooseDeferredLanes(p, 40 << 20), 12u);
   EXPECT_EQ(chooseDeferredLanes(p, 128 << 20), 4u);
   EXPECT_EQ(chooseDeferredLanes(p, 400 << 20), 1u);
   EXPECT_EQ(chooseDeferredLanes(p, int64_t{8} << 30), 1u);

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "examples/EnKF.h"
 #include "examples/Timing.h"
+#include "runtime/Backends.h"
 
 #include "runtime/core/Compile.h"
 

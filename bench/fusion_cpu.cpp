@@ -16,6 +16,7 @@
 
 #include "ir/Parser.h"
 #include "passes/MemoryPlan.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Backend.h"
 
 #include <cmath>

@@ -15,6 +15,7 @@
 #include "examples/Timing.h"
 
 #include "frontend/Graphc.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
 
 #include <cstdlib>

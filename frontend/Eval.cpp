@@ -2,6 +2,7 @@
 #include "frontend/Eval.h"
 
 #include "frontend/Trace.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
 
 #include <cstdlib>

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "frontend/Tensor.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Backend.h"
 
 #include <mutex>

@@ -13,6 +13,7 @@
 #include "tools/Input.h"
 #include "tools/Pipeline.h"
 
+#include "runtime/Backends.h"
 #include "runtime/core/Backend.h"
 #include "runtime/core/Compile.h"
 #include "runtime/core/Npy.h"

@@ -3,41 +3,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <utility>
 
 namespace graphc {
-namespace {
-
-struct Registry {
-  std::mutex mutex;
-  std::map<std::string, BackendFactory> factories;
-  std::map<std::string, std::unique_ptr<Backend>> made;
-};
-
-Registry& registry() {
-  static Registry r;
-  return r;
-}
-
-/// The backend `name` made by its factory (once), or null when it is not registered
-/// or its factory says it cannot run here. The caller holds the registry lock.
-Backend* lookup(Registry& r, const std::string& name) {
-  auto m = r.made.find(name);
-  if (m != r.made.end())
-    return m->second.get();
-  auto f = r.factories.find(name);
-  if (f == r.factories.end())
-    return nullptr;
-  std::unique_ptr<Backend> b = f->second();
-  Backend* p = b.get();
-  if (p)
-    r.made.emplace(name, std::move(b));
-  return p;
-}
-
-} // namespace
 
 Signature Signature::of(const ir::Graph& g) {
   Signature s;
@@ -203,44 +171,6 @@ std::vector<Array> Executable::run(llvm::ArrayRef<Array> inputs) {
       o = o.clone();
   }
   return outs;
-}
-
-void registerBackend(llvm::StringRef name, BackendFactory factory) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.factories[name.str()] = std::move(factory);
-  r.made.erase(name.str());
-}
-
-Backend& getBackend(llvm::StringRef name) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  if (name == "auto") {
-    if (Backend* b = lookup(r, "cuda"))
-      return *b;
-    if (Backend* b = lookup(r, "cpu"))
-      return *b;
-    throw Error("backend 'auto': no backend is linked in (link graphc_cpu)");
-  }
-  if (Backend* b = lookup(r, name.str()))
-    return *b;
-  if (name == "cuda")
-    throw Error(r.factories.count("cuda")
-                    ? "backend 'cuda': no CUDA device is present"
-                    : "backend 'cuda': this build has no CUDA backend (use 'cpu' or 'auto')");
-  std::string known;
-  for (auto& [n, f] : r.factories)
-    known += (known.empty() ? "" : ", ") + n;
-  throw Error(fmt::format("unknown backend '{}' (known: {}, auto)", name.str(), known));
-}
-
-std::vector<std::string> registeredBackends() {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  std::vector<std::string> names;
-  for (auto& [n, f] : r.factories)
-    names.push_back(n);
-  return names;
 }
 
 } // namespace graphc

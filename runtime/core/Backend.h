@@ -8,7 +8,7 @@
 // failures at run time (a Cholesky of a matrix that is not positive definite, a
 // singular solve) are graphc::Errors naming the op too.
 //
-//   std::unique_ptr<Executable> exe = getBackend("auto").compile(g);
+//   std::unique_ptr<Executable> exe = getBackend("auto").compile(g); // runtime/Backends.h
 //   std::vector<Array> outs = exe->run({a, b});   // allocates the outputs
 //   exe->run({a, b}, {out});                      // into the caller's arrays
 //   for (int k = 0; k < 100; ++k)
@@ -21,9 +21,8 @@
 // from several threads at once; enqueue() and finish() belong to one thread at a
 // time.
 //
-// Backends are found by name through a registry. "cpu" is always linked in with
-// graphc_cpu; "cuda" registers itself when the CUDA backend is built; "auto" picks
-// cuda when it is registered and a device is present, cpu otherwise.
+// Backends are found by name with getBackend() (runtime/Backends.h, library
+// graphc_backends), which knows every backend of the build.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -36,7 +35,6 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <exception>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -148,21 +146,5 @@ public:
   /// Compiles `g`. Throws graphc::Error when the graph cannot run on this backend.
   virtual std::unique_ptr<Executable> compile(const ir::Graph& g) = 0;
 };
-
-/// Makes a backend; returns null when it cannot run here (e.g. no GPU present).
-using BackendFactory = std::function<std::unique_ptr<Backend>()>;
-
-/// Registers the backend called `name` (replacing an earlier registration). Backends
-/// register themselves from a static initializer of their library.
-void registerBackend(llvm::StringRef name, BackendFactory factory);
-
-/// The backend called `name`: "cpu", "cuda", or "auto" (cuda where it is built and a
-/// device is present, cpu otherwise). The backend is made once and lives until exit.
-/// Throws graphc::Error for an unknown name and for "cuda" when the CUDA backend is
-/// not built or no device is present.
-Backend& getBackend(llvm::StringRef name);
-
-/// The names of the registered backends, sorted.
-std::vector<std::string> registeredBackends();
 
 } // namespace graphc

@@ -166,15 +166,9 @@ std::unique_ptr<Backend> createCpuBackend(bool fuse) {
   return std::make_unique<cpu::CpuBackend>(fuse);
 }
 
-} // namespace graphc
-
-/// Registers "cpu" and "cpu-unfused" at static-initialization time. The linker keeps this object file
-/// because graphc_cpu's consumers link with --undefined=graphc_cpu_backend_anchor.
-extern "C" {
-extern int graphc_cpu_backend_anchor;
-int graphc_cpu_backend_anchor = [] {
-  graphc::registerBackend("cpu", [] { return graphc::createCpuBackend(true); });
-  graphc::registerBackend("cpu-unfused", [] { return graphc::createCpuBackend(false); });
-  return 0;
-}();
+Backend& cpuBackend(bool fuse) {
+  static cpu::CpuBackend fused(true), unfused(false);
+  return fuse ? fused : unfused;
 }
+
+} // namespace graphc

@@ -686,19 +686,9 @@ CaptureCounts captureCounts() {
 std::unique_ptr<Backend> createCudaBackend() {
   if (!cudaAvailable())
     return nullptr;
+  static std::once_flag table;
+  std::call_once(table, [] { setPrebuiltTable(builtInPrebuiltTable()); });
   return std::make_unique<CudaBackend>();
 }
 
 } // namespace graphc::cuda
-
-/// Registers "cuda" and the build's prebuilt modules at static-initialization time
-/// (the factory gives no backend where no device is present). Kept in every binary
-/// linking graphc_cuda through --undefined=graphc_cuda_backend_anchor.
-extern "C" {
-extern int graphc_cuda_backend_anchor;
-int graphc_cuda_backend_anchor = [] {
-  graphc::registerBackend("cuda", [] { return graphc::cuda::createCudaBackend(); });
-  graphc::cuda::setPrebuiltTable(graphc::cuda::builtInPrebuiltTable());
-  return 0;
-}();
-}

@@ -2,8 +2,8 @@
 //
 // The "cuda" backend runs lowered programs on an NVIDIA GPU: NVRTC-compiled fused
 // kernels beside cuBLAS/cuSOLVER calls, over buffers from a stream-ordered pool
-// (runtime/cuda/CudaBackend.cpp). It registers itself when graphc_cuda is linked;
-// getBackend("auto") picks it when a device is present.
+// (runtime/cuda/CudaBackend.cpp). getBackend("cuda") gives it in builds that have
+// it (runtime/Backends.h); getBackend("auto") picks it when a device is present.
 //
 // Device arrays come from toDevice() and emptyOnDevice(), or wrap the caller's
 // device memory without a copy: Array::wrapRaw(dtype, ptr, shape, {}, Device::Cuda).
@@ -18,7 +18,8 @@
 
 namespace graphc::cuda {
 
-/// A new CUDA backend, or null when no CUDA device (or driver) is present.
+/// A new CUDA backend, or null when no CUDA device (or driver) is present. The
+/// first one makes the build's prebuilt modules the process's table.
 std::unique_ptr<Backend> createCudaBackend();
 
 /// A dense copy of host array `a` in device memory (from the device pool, owned by

@@ -7,16 +7,34 @@
 
 namespace graphc::cuda {
 
-bool cudaAvailable() noexcept {
-  static const bool available = [] {
+namespace {
+
+/// Why the process cannot use a device, or "" when it can; asked once.
+const std::string& unavailability() noexcept {
+  static const std::string why = []() -> std::string {
     int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
-      cudaGetLastError(); // no driver or no device: clear the error, answer no
-      return false;
-    }
-    return count > 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    if (status == cudaSuccess)
+      return count > 0 ? "" : "the NVIDIA driver reports no CUDA device";
+    cudaGetLastError(); // no driver or no device: clear the error, answer no
+    const char* what = status == cudaErrorNoDevice ? "no CUDA device"
+                       : status == cudaErrorInsufficientDriver
+                           ? "no NVIDIA driver, or one older than this CUDA runtime"
+                           : "the CUDA runtime cannot start";
+    return fmt::format("{} (cudaGetDeviceCount: {}: {})", what, cudaGetErrorName(status),
+                       cudaGetErrorString(status));
   }();
-  return available;
+  return why;
+}
+
+} // namespace
+
+bool cudaAvailable() noexcept {
+  return unavailability().empty();
+}
+
+std::string cudaUnavailableReason() {
+  return unavailability();
 }
 
 std::string DeviceInfo::str() const {

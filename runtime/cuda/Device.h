@@ -2,7 +2,7 @@
 //
 // cudaAvailable() answers "can this process use a CUDA device?" without ever
 // throwing: on a machine without an NVIDIA driver (CI) it is simply false, and the
-// CPU backend is used. deviceInfo() describes one device for logs, NVRTC's target
+// CPU backend is used, and cudaUnavailableReason() says why. deviceInfo() describes one device for logs, NVRTC's target
 // architecture and `graphc` output.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +16,10 @@ namespace graphc::cuda {
 /// True when the CUDA runtime finds a driver and at least one device. Never throws;
 /// the answer is computed once per process.
 bool cudaAvailable() noexcept;
+
+/// Why this process cannot use a CUDA device ("no CUDA device (cudaGetDeviceCount:
+/// cudaErrorNoDevice: ...)"); empty when cudaAvailable().
+std::string cudaUnavailableReason();
 
 /// What graphc needs to know about one device.
 struct DeviceInfo {

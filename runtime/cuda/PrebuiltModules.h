@@ -38,7 +38,7 @@ std::string prebuiltTable(llvm::ArrayRef<std::string> records);
 std::map<std::string, llvm::StringRef> prebuiltRecords(llvm::StringRef table);
 
 /// Makes `table` the process's prebuilt table; it must outlive every lookup. The
-/// cuda backend registers the build's table at static initialization.
+/// first createCudaBackend() sets the build's table.
 void setPrebuiltTable(llvm::StringRef table);
 /// The process's prebuilt module under `key`, if its table holds it.
 std::optional<CompiledModule> prebuiltModule(const std::string& key);

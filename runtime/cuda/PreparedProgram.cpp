@@ -5,6 +5,7 @@
 #include "passes/MemoryPlan.h"
 #include "passes/Rewrite.h"
 #include "passes/SplitReductions.h"
+#include "runtime/cpu/CpuBackend.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/DataMovement.h"
 #include "runtime/cuda/HelperKernels.h"
@@ -100,7 +101,7 @@ void PreparedProgram::prepareSteps() {
       capturable_ = false;
       for (const ir::Node* n : p.step->nodes) {
         HostStep h{graphOfNode(*n), nullptr};
-        h.exe = getBackend("cpu").compile(*h.graph);
+        h.exe = cpuBackend().compile(*h.graph);
         p.host.push_back(std::move(h));
       }
     }
@@ -286,7 +287,7 @@ void PreparedProgram::planBindings() {
 }
 
 void PreparedProgram::uploadConstants(DevicePool& pool, cudaStream_t stream) {
-  auto& cpu = getBackend("cpu-unfused");
+  Backend& cpu = cpuBackend(false);
   for (const ir::Node* c : program_.constants()) {
     constants_.emplace_back(pool, std::max<int64_t>(c->type().bytes(), 1), stream);
     if (LibraryContext::materialize(*c, constants_.back().data(), pool.device(), stream))

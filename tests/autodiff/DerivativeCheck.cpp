@@ -2,6 +2,7 @@
 #include "DerivativeCheck.h"
 
 #include "passes/Derivative.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
 #include "support/Numeric.h"
 

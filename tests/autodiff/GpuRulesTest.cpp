@@ -10,6 +10,7 @@
 #include "RuleGraphs.h"
 
 #include "ir/Parser.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Backend.h"
 
 #include <gtest/gtest.h>

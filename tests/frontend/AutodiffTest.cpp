@@ -9,6 +9,7 @@
 #include "TestUtil.h"
 
 #include "frontend/Autodiff.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
 
 namespace graphc {

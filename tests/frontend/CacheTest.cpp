@@ -10,6 +10,7 @@
 #include "frontend/Trace.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "runtime/Backends.h"
 
 #include <sstream>
 

@@ -10,6 +10,7 @@
 #include "examples/EnKF.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
 #include "runtime/core/Npy.h"
 

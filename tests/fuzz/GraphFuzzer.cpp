@@ -15,6 +15,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Backend.h"
 #include "runtime/core/Compile.h"
 #include "support/Numeric.h"

@@ -12,6 +12,7 @@
 #include "GpuTestUtil.h"
 
 #include "ir/Parser.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/PreparedProgram.h"

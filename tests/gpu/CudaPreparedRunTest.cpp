@@ -15,6 +15,7 @@
 
 #include "bench/Workloads.h"
 #include "ir/Parser.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/CudaBackend.h"

@@ -11,6 +11,7 @@
 #include "GpuTestUtil.h"
 
 #include "ir/Graph.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Array.h"
 #include "runtime/core/Backend.h"
 #include "runtime/cuda/KernelCache.h"

@@ -16,6 +16,7 @@
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
 #include "passes/RoutePolicy.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
 #include "runtime/cuda/KernelCache.h"
 #include "runtime/cuda/PreparedProgram.h"

@@ -17,6 +17,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
 #include "support/GraphFiles.h"
 #include "support/Numeric.h"

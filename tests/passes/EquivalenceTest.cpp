@@ -9,6 +9,7 @@
 #include "ir/Parser.h"
 #include "passes/LowerLinalg.h"
 #include "passes/PassManager.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
 #include "support/Numeric.h"
 #include "support/RandomGraph.h"

@@ -13,6 +13,7 @@
 #include "ir/Parser.h"
 #include "passes/MemoryPlan.h"
 #include "passes/PassManager.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
 #include "support/GraphFiles.h"
 #include "support/Numeric.h"

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "ir/Parser.h"
 #include "passes/PassManager.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
 #include "support/GraphFiles.h"
 #include "support/Numeric.h"

@@ -14,6 +14,7 @@
 #include "codegen/Kernel.h"
 #include "ir/Parser.h"
 #include "passes/MemoryPlan.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
 #include "tests/support/Numeric.h"
 

@@ -1,6 +1,7 @@
 //===- tests/runtime/BackendTest.cpp - Backend registry and executables ---===//
 //
-// getBackend names, input checking with errors naming the parameter, whole graphs
+// Finding backends by name (built in, or added by the program; cuda there or saying
+// why not), input checking with errors naming the parameter, whole graphs
 // with shared and dead nodes, strided and wrapped inputs, outputs that never alias
 // inputs, and the op-coverage check that runs at the end of a full suite run.
 //
@@ -8,6 +9,10 @@
 #include "tests/runtime/TestUtil.h"
 
 #include <gtest/gtest.h>
+
+#if GRAPHC_HAS_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 namespace graphc::testing {
 namespace {
@@ -25,16 +30,82 @@ template <typename F> void expectError(F&& f, std::initializer_list<std::string>
   }
 }
 
-TEST(Backend, Registry) {
+TEST(Backend, BuiltInsNeedNoRegistration) {
   EXPECT_EQ(getBackend("cpu").name(), "cpu");
-#ifndef GRAPHC_HAS_CUDA
-  EXPECT_EQ(getBackend("auto").name(), "cpu");
-#endif
-  std::vector<std::string> names = registeredBackends();
+  EXPECT_EQ(getBackend("cpu-unfused").name(), "cpu-unfused");
+  EXPECT_EQ(&getBackend("cpu"), &getBackend("cpu")); // made once
+  std::vector<std::string> names;
+  for (const BackendInfo& b : knownBackends()) {
+    names.push_back(b.name);
+    EXPECT_FALSE(b.summary.empty()) << b.name;
+  }
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_NE(std::find(names.begin(), names.end(), "cpu"), names.end());
-  expectError([] { getBackend("tpu"); }, {"unknown backend 'tpu'", "cpu"});
-  if (std::find(names.begin(), names.end(), "cuda") == names.end())
-    expectError([] { getBackend("cuda"); }, {"cuda"});
+  EXPECT_NE(std::find(names.begin(), names.end(), "cpu-unfused"), names.end());
+  expectError([] { getBackend("tpu"); }, {"unknown backend 'tpu'", "cpu, cpu-unfused", "auto"});
+}
+
+// Whether "cuda" runs is asked of the CUDA runtime directly here, not of graphc.
+TEST(Backend, CudaIsThereOrSaysWhyNot) {
+  bool built = false, present = false;
+#if GRAPHC_HAS_CUDA
+  built = true;
+  int count = 0;
+  present = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  cudaGetLastError();
+#endif
+  std::vector<std::string> names;
+  for (const BackendInfo& b : knownBackends())
+    if (b.name == "cuda")
+      EXPECT_EQ(b.unavailable.empty(), present) << b.unavailable;
+    else
+      EXPECT_EQ(b.unavailable, "") << b.name;
+  AutoChoice choice = autoBackend();
+  EXPECT_EQ(getBackend("auto").name(), choice.name);
+  if (present) {
+    EXPECT_EQ(getBackend("cuda").name(), "cuda");
+    EXPECT_EQ(choice.name, "cuda");
+  } else if (built) {
+    expectError([] { getBackend("cuda"); },
+                {"backend 'cuda': this build has the CUDA backend, but this machine cannot run "
+                 "it: "});
+    EXPECT_EQ(choice.name, "cpu");
+    EXPECT_NE(choice.reason.find("the CUDA backend cannot run on this machine: "),
+              std::string::npos)
+        << choice.reason;
+  } else {
+    expectError([] { getBackend("cuda"); }, {"this build has no CUDA backend"});
+    EXPECT_EQ(choice.name, "cpu");
+    EXPECT_EQ(choice.reason, "this build has no CUDA backend");
+  }
+}
+
+/// A backend of a program's own: cpu under another name.
+class RenamedCpu final : public Backend {
+public:
+  llvm::StringRef name() const override { return "renamed"; }
+  std::unique_ptr<Executable> compile(const ir::Graph& g) override {
+    return getBackend("cpu").compile(g);
+  }
+};
+
+TEST(Backend, ProgramsAddTheirOwn) {
+  static int made = 0;
+  registerBackend("test-renamed", [] {
+    ++made;
+    return std::make_unique<RenamedCpu>();
+  });
+  Backend& b = getBackend("test-renamed");
+  EXPECT_EQ(&getBackend("test-renamed"), &b);
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(b.name(), "renamed");
+  registerBackend("test-none", [] { return nullptr; });
+  expectError([] { getBackend("test-none"); },
+              {"backend 'test-none'", "cannot run it", "its factory made no backend"});
+  std::vector<std::string> names;
+  for (const BackendInfo& info : knownBackends())
+    names.push_back(info.name);
+  EXPECT_NE(std::find(names.begin(), names.end(), "test-renamed"), names.end());
 }
 
 /// @f(%a: f64[2,3], %b: f64[2,3]) -> (a + b, exp(a)), with a dead node.

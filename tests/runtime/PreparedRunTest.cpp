@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Parser.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Backend.h"
 #include "tests/support/Numeric.h"
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "ir/Graph.h"
+#include "runtime/Backends.h"
 #include "runtime/core/Array.h"
 #include "runtime/core/Backend.h"
 

@@ -18,6 +18,12 @@ void ArgParser::option(llvm::StringRef name, llvm::StringRef metavar, llvm::Stri
   specs_.push_back({name.str(), metavar.str(), help.str(), nullptr, out, std::move(choices)});
 }
 
+void ArgParser::shortName(char letter, llvm::StringRef name) {
+  for (Spec& s : specs_)
+    if (s.name == name)
+      s.letter = letter;
+}
+
 const ArgParser::Spec* ArgParser::find(llvm::StringRef name) const {
   for (const Spec& s : specs_)
     if (s.name == name)
@@ -44,6 +50,19 @@ std::optional<std::vector<std::string>> ArgParser::parse(llvm::ArrayRef<std::str
       return std::nullopt;
     if (!arg.startswith("-") || arg == "-") {
       positionals.push_back(arg.str());
+      continue;
+    }
+    if (arg.size() == 2 && arg[1] != '-') { // -x VALUE
+      auto s = llvm::find_if(specs_, [&](const Spec& s) { return s.letter == arg[1]; });
+      if (s == specs_.end())
+        throw UsageError(fmt::format("unknown option '{}'", arg.str()));
+      if (s->flag) {
+        *s->flag = true;
+        continue;
+      }
+      if (i + 1 == args.size())
+        throw UsageError(fmt::format("option {} needs a value", arg.str()));
+      assign(*s, args[++i]);
       continue;
     }
     auto [name, value] = arg.drop_while([](char c) { return c == '-'; }).split('=');
@@ -80,8 +99,10 @@ std::string ArgParser::help() const {
                                 positionals_, description_);
   std::vector<std::pair<std::string, std::string>> rows;
   for (const Spec& s : specs_)
-    rows.emplace_back(s.metavar.empty() ? "--" + s.name : fmt::format("--{}={}", s.name, s.metavar),
-                      s.help);
+    rows.emplace_back(
+        fmt::format("{}{}", s.letter ? fmt::format("-{}, ", s.letter) : "",
+                    s.metavar.empty() ? "--" + s.name : fmt::format("--{}={}", s.name, s.metavar)),
+        s.help);
   rows.emplace_back("-h, --help", "show this help");
   size_t width = 0;
   for (const auto& row : rows)

@@ -3,7 +3,8 @@
 // Each `graphc` subcommand declares its flags on an ArgParser, which parses them,
 // rejects unknown ones with a UsageError (exit status 2) and prints the command's
 // --help text from the declarations. Flags are `--name`, `--name=value` or
-// `--name value`; `--` ends the flags; a lone `-` is a positional (standard input).
+// `--name value`, and `-x value` for a flag given a letter (shortName); `--` ends the
+// flags; a lone `-` is a positional (standard input).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -39,6 +40,10 @@ public:
   void option(llvm::StringRef name, llvm::StringRef metavar, llvm::StringRef help, std::string* out,
               std::vector<std::string> choices = {});
 
+  /// Lets `-letter` stand for the declared flag `--name`, or `-letter VALUE` for
+  /// `--name=VALUE`.
+  void shortName(char letter, llvm::StringRef name);
+
   /// Parses `args` (the words after the subcommand). Returns the positional
   /// arguments, or nullopt when -h/--help was given. Throws UsageError.
   std::optional<std::vector<std::string>> parse(llvm::ArrayRef<std::string> args) const;
@@ -59,6 +64,7 @@ private:
     bool* flag = nullptr;
     std::string* value = nullptr;
     std::vector<std::string> choices;
+    char letter = 0; ///< `-letter` stands for `--name`; 0 for none
   };
   const Spec* find(llvm::StringRef name) const;
   void assign(const Spec& spec, llvm::StringRef value) const;

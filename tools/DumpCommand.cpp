@@ -15,6 +15,7 @@
 #include "tools/ArgParser.h"
 #include "tools/Commands.h"
 #include "tools/Input.h"
+#include "tools/Output.h"
 #include "tools/Pipeline.h"
 
 #include "codegen/Cuda.h"
@@ -40,11 +41,12 @@ void checkAfter(llvm::StringRef after, llvm::ArrayRef<const passes::Pass*> pipel
 }
 
 /// `graphc dump --after=PASS|all`, once the flags are checked.
-void dumpAfter(const ir::Module& module, const PipelineFlags& flags, llvm::StringRef after) {
+void dumpAfter(std::FILE* out, const ir::Module& module, const PipelineFlags& flags,
+               llvm::StringRef after) {
   bool all = after == "all", first = true;
   // `// ----- title -----` and the graph, after a blank line unless it is the first block.
   auto printBlock = [&](const std::string& title, const ir::Graph& g) {
-    fmt::print("{}// ----- {} -----\n{}", first ? "" : "\n", title,
+    fmt::print(out, "{}// ----- {} -----\n{}", first ? "" : "\n", title,
                printGraphText(g, flags.facts()));
     first = false;
   };
@@ -60,27 +62,30 @@ void dumpAfter(const ir::Module& module, const PipelineFlags& flags, llvm::Strin
       });
   if (all) // the last stage: the lowered program of each graph
     for (const auto& g : optimized.graphs)
-      fmt::print("\n// ----- lowered -----\n{}", passes::printLoweredProgram(*g));
+      fmt::print(out, "\n// ----- lowered -----\n{}", passes::printLoweredProgram(*g));
 }
 
 /// `graphc dump --lowered`: the program of each optimized graph; parameters named in
 /// `donate` ("a,b") give their buffers to the program.
-void dumpLowered(const ir::Module& module, const PipelineFlags& flags, llvm::StringRef donate) {
+void dumpLowered(std::FILE* out, const ir::Module& module, const PipelineFlags& flags,
+                 llvm::StringRef donate) {
   llvm::SmallVector<llvm::StringRef, 4> names;
   donate.split(names, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef& name : names)
+    name = name.trim().ltrim('%');
   ir::Module optimized = flags.run(module);
   for (const auto& g : optimized.graphs) {
     passes::PlanOptions options;
     for (const ir::Node* p : g->params())
       options.donated.push_back(llvm::is_contained(names, p->attrs().getStr("name")));
-    fmt::print("{}{}", g == optimized.graphs.front() ? "" : "\n",
+    fmt::print(out, "{}{}", g == optimized.graphs.front() ? "" : "\n",
                passes::printLoweredProgram(*g, options));
   }
 }
 
 /// `graphc dump --cuda`: per graph, the generated source of each kernel step of its
 /// lowered program, under a `// ----- @graph step N: fused[...] -----` line.
-void dumpCuda(const ir::Module& module, const PipelineFlags& flags) {
+void dumpCuda(std::FILE* out, const ir::Module& module, const PipelineFlags& flags) {
   ir::Module optimized = flags.run(module);
   bool first = true;
   for (const auto& g : optimized.graphs) {
@@ -89,7 +94,7 @@ void dumpCuda(const ir::Module& module, const PipelineFlags& flags) {
       const passes::Step& step = program.steps()[i];
       if (step.kind != passes::Step::Kind::Kernel)
         continue;
-      fmt::print("{}// ----- @{} step {}: {} -----\n", first ? "" : "\n", g->name(), i,
+      fmt::print(out, "{}// ----- @{} step {}: {} -----\n", first ? "" : "\n", g->name(), i,
                  step.name());
       first = false;
       auto kernel = codegen::buildKernel(step.nodes, step.outputs);
@@ -100,10 +105,10 @@ void dumpCuda(const ir::Module& module, const PipelineFlags& flags) {
         std::string listing = codegen::printKernel(*k);
         llvm::StringRef(listing).rtrim('\n').split(lines, '\n');
         for (llvm::StringRef l : lines)
-          fmt::print("//   {}\n", l.str());
-        fmt::print("{}", codegen::emitCuda(*k, fmt::format("{}_step{}", g->name(), i)).source);
+          fmt::print(out, "//   {}\n", l.str());
+        fmt::print(out, "{}", codegen::emitCuda(*k, fmt::format("{}_step{}", g->name(), i)).source);
       } else
-        fmt::print("// not generated: {}\n",
+        fmt::print(out, "// not generated: {}\n",
                    alone ? "a data-movement op runs node by node" : std::get<std::string>(kernel));
     }
   }
@@ -142,6 +147,8 @@ int runDump(llvm::ArrayRef<std::string> args) {
               "the lowered program",
               &cuda);
   flags.declare(parser);
+  std::string output;
+  declareOutput(parser, &output);
 
   std::optional<std::string> file = parser.parseOneFile(args);
   if (!file) {
@@ -161,17 +168,21 @@ int runDump(llvm::ArrayRef<std::string> args) {
     throw UsageError("--passes needs --after, --lowered or --cuda (or use 'graphc opt')");
   if (!after.empty())
     checkAfter(after, flags.pipeline()); // before reading the input
+  Output out(output);
 
   ir::Module module = flags.transformed(loadModule(*file));
-  if (lowered)
-    dumpLowered(module, flags, donate);
-  else if (cuda)
-    dumpCuda(module, flags);
-  else if (!after.empty())
-    dumpAfter(module, flags, after);
-  else
-    fmt::print("{}",
+  if (lowered) {
+    checkParamNames(module, donate, "--donate " + donate);
+    dumpLowered(out.stream(), module, flags, donate);
+  } else if (cuda) {
+    dumpCuda(out.stream(), module, flags);
+  } else if (!after.empty()) {
+    dumpAfter(out.stream(), module, flags, after);
+  } else {
+    fmt::print(out.stream(), "{}",
                format == "dot" ? ir::printDot(module) : printModuleText(module, flags.facts()));
+  }
+  out.commit();
   return kExitOk;
 }
 

@@ -30,4 +30,30 @@ ir::Module loadModule(llvm::StringRef path) {
   return module;
 }
 
+std::string paramList(const ir::Graph& g) {
+  std::vector<std::string> names;
+  for (const ir::Node* p : g.params())
+    names.push_back("%" + p->attrs().getStr("name"));
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+void checkParamNames(const ir::Module& module, llvm::StringRef names, llvm::StringRef option) {
+  llvm::SmallVector<llvm::StringRef, 4> parts;
+  names.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef name : parts) {
+    name = name.trim().ltrim('%');
+    bool found = false;
+    for (const auto& g : module.graphs)
+      for (const ir::Node* p : g->params())
+        found = found || p->attrs().getStr("name") == name;
+    if (found)
+      continue;
+    if (module.graphs.size() == 1)
+      throw Error(fmt::format("{}: @{} has no parameter %{} (its parameters: {})", option.str(),
+                              module.graphs.front()->name(), name.str(),
+                              paramList(*module.graphs.front())));
+    throw Error(fmt::format("{}: no graph has a parameter %{}", option.str(), name.str()));
+  }
+}
+
 } // namespace graphc::tools

@@ -12,6 +12,7 @@
 #include "tools/ArgParser.h"
 #include "tools/Commands.h"
 #include "tools/Input.h"
+#include "tools/Output.h"
 #include "tools/Pipeline.h"
 
 #include <fmt/format.h>
@@ -27,6 +28,8 @@ int runOpt(llvm::ArrayRef<std::string> args) {
                    "passes:\n" +
                        describePasses());
   flags.declare(parser);
+  std::string output;
+  declareOutput(parser, &output);
 
   std::optional<std::string> file = parser.parseOneFile(args);
   if (!file) {
@@ -34,23 +37,26 @@ int runOpt(llvm::ArrayRef<std::string> args) {
     return kExitOk;
   }
   flags.pipeline(); // reject a bad --passes before reading the input
+  Output out(output);
   ir::Module input = flags.transformed(loadModule(*file));
   if (!flags.facts()) {
-    fmt::print("{}", printModuleText(flags.run(input), false));
+    fmt::print(out.stream(), "{}", printModuleText(flags.run(input), false));
+    out.commit();
     return kExitOk;
   }
   // With --facts, each graph follows a comment naming what each pass changed in it.
   std::vector<std::string> changes;
-  ir::Module out = flags.run(
+  ir::Module result = flags.run(
       input, [&](const ir::Graph&) { changes.emplace_back(); },
       [&](const passes::Pass& p, const ir::Graph&, const passes::PassStats& stats) {
         if (stats.changed())
           changes.back() += fmt::format("\n// {}: {}", p.name.str(), stats.str());
       });
-  for (size_t i = 0; i < out.graphs.size(); ++i)
-    fmt::print("{}// passes on @{}:{}\n{}", i ? "\n" : "", out.graphs[i]->name(),
+  for (size_t i = 0; i < result.graphs.size(); ++i)
+    fmt::print(out.stream(), "{}// passes on @{}:{}\n{}", i ? "\n" : "", result.graphs[i]->name(),
                changes[i].empty() ? " no change" : changes[i],
-               printGraphText(*out.graphs[i], true));
+               printGraphText(*result.graphs[i], true));
+  out.commit();
   return kExitOk;
 }
 

@@ -3,17 +3,20 @@
 // Runs one graph of a .gir file on a backend: inputs from .npy files (--input
 // NAME=PATH, repeatable) or random (--random-inputs, seeded), outputs written as
 // `<output-dir>/<graph>_out<i>.npy`. --batch N runs the graph batched N ways
-// (every parameter and output with a leading axis of N). Prints the backend, the
+// (every parameter and output with a leading axis of N), --passes picks the passes
+// as `graphc opt` does. Prints the backend (and, for auto, why it was chosen), the
 // median time of the runs, and each output's type and checksums (sum and sum of
-// absolute values).
+// absolute values). The options are checked before the input is read: the backend
+// must run here, the output directory must be made, and each --input must name a
+// parameter.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/Backends.h"
 #include "tools/ArgParser.h"
 #include "tools/Commands.h"
 #include "tools/Input.h"
 #include "tools/Pipeline.h"
 
-#include "runtime/Backends.h"
 #include "runtime/core/Backend.h"
 #include "runtime/core/Compile.h"
 #include "runtime/core/Npy.h"
@@ -64,8 +67,21 @@ Array randomInput(const ir::TensorType& type, uint64_t seed) {
   return Array::randomUniform(type.dtype, type.shape, seed, -10, 10);
 }
 
-/// The arrays for the parameters of `g`.
-std::vector<Array> gatherInputs(const ir::Graph& g, std::map<std::string, std::string> files,
+/// Throws unless every name of `files` is a parameter of `g`.
+void checkInputNames(const ir::Graph& g, const std::map<std::string, std::string>& files) {
+  for (const auto& [name, path] : files) {
+    bool found = false;
+    for (const ir::Node* p : g.params())
+      found = found || p->attrs().getStr("name") == name;
+    if (!found)
+      throw Error(fmt::format("--input {}={}: @{} has no parameter %{} (its parameters: {})", name,
+                              path, g.name(), name, paramList(g)));
+  }
+}
+
+/// The arrays for the parameters of `g`: from the .npy files of `files` (whose names
+/// checkInputNames() accepted), else random.
+std::vector<Array> gatherInputs(const ir::Graph& g, const std::map<std::string, std::string>& files,
                                 bool random, uint64_t seed, int& numRandom) {
   std::vector<Array> inputs;
   for (const ir::Node* p : g.params()) {
@@ -77,7 +93,6 @@ std::vector<Array> gatherInputs(const ir::Graph& g, std::map<std::string, std::s
         throw Error(fmt::format("input %{} of @{} is {}, but {} holds {}", name, g.name(),
                                 p->type().str(), it->second, a.type().str()));
       inputs.push_back(a);
-      files.erase(it);
     } else if (random) {
       try {
         inputs.push_back(randomInput(p->type(), seed + inputs.size()));
@@ -93,8 +108,6 @@ std::vector<Array> gatherInputs(const ir::Graph& g, std::map<std::string, std::s
                               name, p->type().str(), g.name(), name));
     }
   }
-  if (!files.empty())
-    throw Error(fmt::format("@{} has no parameter %{}", g.name(), files.begin()->first));
   return inputs;
 }
 
@@ -122,7 +135,7 @@ double msSince(std::chrono::steady_clock::time_point start) {
 
 int runRun(llvm::ArrayRef<std::string> argsIn) {
   std::string graphName, backendName = "auto", seedText = "0", outputDir, repeatText = "1";
-  std::string batchText, unused;
+  std::string batchText, passesText, unused;
   bool random = false;
   ArgParser parser("graphc run", "FILE",
                    "Compiles one graph of FILE on a backend and runs it. Inputs come from\n"
@@ -130,8 +143,14 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
                    "<output-dir>/<graph>_out<i>.npy. Prints the median time per run and\n"
                    "each output's type and checksums.");
   parser.option("graph", "NAME", "the graph to run (needed when FILE holds several)", &graphName);
-  parser.option("backend", "NAME", "cpu, cuda or auto (default: auto)", &backendName,
-                {"cpu", "cuda", "auto"});
+  std::vector<std::string> backends;
+  for (const BackendInfo& b : knownBackends())
+    backends.push_back(b.name);
+  backends.push_back("auto");
+  parser.option(
+      "backend", "NAME",
+      fmt::format("{} (default: auto: cuda where it runs, else cpu)", fmt::join(backends, ", ")),
+      &backendName, backends);
   parser.option("input", "NAME=PATH", "the .npy file for parameter NAME (repeatable)", &unused);
   parser.flag("random-inputs", "make the inputs not given by --input random", &random);
   parser.option("seed", "N", "seed of the random inputs (default 0)", &seedText);
@@ -141,6 +160,10 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
                 "run the graph batched N ways: every parameter and output gets a leading axis "
                 "of size N",
                 &batchText);
+  parser.option("passes", "A,B,...",
+                fmt::format("the passes to run, in order, or 'none' (default: {})",
+                            pipelineSpelling(passes::defaultPipeline())),
+                &passesText);
 
   std::vector<std::string> args(argsIn.begin(), argsIn.end());
   std::map<std::string, std::string> files = takeInputs(args);
@@ -156,6 +179,21 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
   if (llvm::StringRef(repeatText).getAsInteger(10, repeat) || repeat < 1)
     throw UsageError(fmt::format("--repeat '{}' is not a positive number", repeatText));
 
+  if (!passesText.empty())
+    parsePassList(passesText); // a bad pass name is a usage error
+
+  // What the options name outside the input, before it is read.
+  Backend& backend = getBackend(backendName);
+  if (backendName == "auto")
+    fmt::print("backend auto: {} ({})\n", backend.name().str(), autoBackend().reason);
+  if (!outputDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(outputDir, ec);
+    if (ec)
+      throw Error(
+          fmt::format("--output-dir {}: cannot create the directory: {}", outputDir, ec.message()));
+  }
+
   ir::Module module = batchedModule(loadModule(*file), batchText);
   const ir::Graph* g = nullptr;
   if (!graphName.empty()) {
@@ -168,15 +206,16 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
     throw UsageError(
         fmt::format("{} holds {} graphs; choose one with --graph", *file, module.graphs.size()));
   }
+  checkInputNames(*g, files);
 
   int numRandom = 0;
   std::vector<Array> inputs = gatherInputs(*g, files, random, seed, numRandom);
-  Backend& backend = getBackend(backendName);
   auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<Executable> exe = compile(*g, backend); // default pass pipeline
+  std::unique_ptr<Executable> exe = compile(*g, backend, {passesText});
   double compileMs = msSince(start);
-  fmt::print("@{} on {}: {} input(s) ({} random, seed {}), compiled in {:.2f} ms\n", g->name(),
-             backend.name().str(), inputs.size(), numRandom, seed, compileMs);
+  fmt::print("@{} on {}: {} input(s) ({} random, seed {}), {}compiled in {:.2f} ms\n", g->name(),
+             backend.name().str(), inputs.size(), numRandom, seed,
+             passesText.empty() ? "" : fmt::format("passes {}, ", passesText), compileMs);
 
   std::vector<double> times;
   std::vector<Array> outputs;
@@ -188,13 +227,6 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
   std::sort(times.begin(), times.end());
   fmt::print("time per run: {:.3f} ms (median of {})\n", times[times.size() / 2], repeat);
 
-  if (!outputDir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(outputDir, ec);
-    if (ec)
-      throw Error(fmt::format("--output-dir {}: cannot create the directory: {}", outputDir,
-                              ec.message()));
-  }
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto [sum, abs] = checksums(outputs[i]);
     std::string line =

@@ -1,14 +1,16 @@
 //===- tools/graphc.cpp - The `graphc` command ----------------------------===//
 //
 // `graphc <command> [options] [args]`: looks the command up in the table below and
-// runs it. This file owns the exit statuses: 0 success, 1 an error in the input or
-// while running (printed as `file:line:col: error: ...` where the position is
-// known), 2 a usage error.
+// runs it; `graphc --version` prints the version and the backends of the build.
+// This file owns the exit statuses: 0 success, 1 an error in the input or while
+// running (printed as `file:line:col: error: ...` where the position is known), 2 a
+// usage error.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/ArgParser.h"
 #include "tools/Commands.h"
 
+#include "runtime/Backends.h"
 #include "support/Error.h"
 
 #include <cstdio>
@@ -30,13 +32,23 @@ llvm::ArrayRef<Command> commands() {
 
 namespace {
 
+/// `graphc --version`: "graphc 0.1.0", then each backend and whether it runs here.
+std::string version() {
+  std::string out = fmt::format("graphc {}\nbackends:\n", GRAPHC_VERSION);
+  for (const BackendInfo& b : knownBackends())
+    out += fmt::format("  {:<12} {}{}\n", b.name, b.summary,
+                       b.unavailable.empty() ? "" : "; cannot run here: " + b.unavailable);
+  return out;
+}
+
 std::string usage() {
   std::string out = "usage: graphc <command> [options] [args]\n\n"
                     "graphc compiles and runs graphs of dense array math (.gir files).\n\n"
                     "commands:\n";
   for (const Command& c : commands())
     out += fmt::format("  {:<8}  {}\n", c.name, c.summary);
-  return out + "\nRun 'graphc <command> --help' for the options of a command.\n";
+  return out + "\nRun 'graphc <command> --help' for the options of a command, 'graphc --version'\n"
+               "for the version and the backends of this build.\n";
 }
 
 const Command* findCommand(llvm::StringRef name) {
@@ -57,6 +69,8 @@ int run(const std::vector<std::string>& args) {
     return fmt::print(stderr, "{}", usage()), kExitUsage;
   if (args[0] == "-h" || args[0] == "--help" || args[0] == "help")
     return fmt::print("{}", usage()), kExitOk;
+  if (args[0] == "--version")
+    return fmt::print("{}", version()), kExitOk;
   const Command* command = findCommand(args[0]);
   if (!command)
     return usageError("graphc", fmt::format("unknown command '{}'", args[0]));

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -94,6 +95,15 @@ std::string readFile(const std::string& path) {
 
 std::string sourcePath(const std::string& relative) {
   return (fs::path(GRAPHC_SOURCE_DIR) / relative).string();
+}
+
+std::vector<double> outputSums(const std::string& out) {
+  std::vector<double> values;
+  std::regex sum("\\bout[0-9]+: .* sum=([-+0-9.eE]+|nan|inf) ");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), sum); it != std::sregex_iterator();
+       ++it)
+    values.push_back(std::stod((*it)[1]));
+  return values;
 }
 
 } // namespace graphc::testing

@@ -28,6 +28,9 @@ struct ToolResult {
 ToolResult runGraphc(const std::vector<std::string>& args, const std::string& input = "",
                      unsigned timeoutSeconds = 30);
 
+/// The `sum=` checksums of the output lines that `graphc run` printed in `out`.
+std::vector<double> outputSums(const std::string& out);
+
 /// The whole contents of the file at `path` ("" when it cannot be read).
 std::string readFile(const std::string& path);
 

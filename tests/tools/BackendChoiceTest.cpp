@@ -1,0 +1,102 @@
+//===- tests/tools/BackendChoiceTest.cpp - graphc's backends and version --===//
+//
+// `graphc --version` lists every backend of the build and whether it runs here;
+// `graphc run --backend cuda` runs on the GPU where there is one (its checksums
+// agree with the cpu run's) and otherwise says that the build has the backend but
+// the machine cannot run it, before reading the input; `--backend auto` prints
+// which backend it chose and why. Whether a device is present is asked of the CUDA
+// runtime here, not of graphc.
+//
+//===----------------------------------------------------------------------===//
+#include "RunTool.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#if GRAPHC_HAS_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+using namespace graphc::testing;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+namespace {
+
+const std::string kEnkf = sourcePath("examples/enkf.gir");
+
+#if GRAPHC_HAS_CUDA
+constexpr bool kBuiltWithCuda = true;
+#else
+constexpr bool kBuiltWithCuda = false;
+#endif
+
+/// True when the CUDA runtime finds a device.
+bool devicePresent() {
+#if GRAPHC_HAS_CUDA
+  int count = 0;
+  bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  cudaGetLastError();
+  return ok;
+#else
+  return false;
+#endif
+}
+
+} // namespace
+
+TEST(GraphcVersion, PrintsTheVersionAndEachBackend) {
+  ToolResult r = runGraphc({"--version"});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  EXPECT_THAT(r.out, StartsWith("graphc " GRAPHC_VERSION "\nbackends:\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  cpu "));
+  EXPECT_THAT(r.out, HasSubstr("\n  cpu-unfused "));
+  EXPECT_EQ(r.out.find("\n  cuda ") != std::string::npos, kBuiltWithCuda) << r.out;
+  EXPECT_EQ(r.out.find("cannot run here") != std::string::npos, kBuiltWithCuda && !devicePresent())
+      << r.out;
+  EXPECT_THAT(runGraphc({"--help"}).out, HasSubstr("graphc --version"));
+}
+
+TEST(GraphcRun, CudaRunsOnTheGpuOrSaysWhyNot) {
+  if (devicePresent()) {
+    ToolResult cpu = runGraphc({"run", kEnkf, "--random-inputs", "--backend", "cpu"});
+    ToolResult gpu = runGraphc({"run", kEnkf, "--random-inputs", "--backend", "cuda"});
+    ASSERT_EQ(gpu.exitCode, 0) << gpu.describe();
+    EXPECT_THAT(gpu.out, HasSubstr("@enkf on cuda: "));
+    std::vector<double> want = outputSums(cpu.out), got = outputSums(gpu.out);
+    ASSERT_FALSE(want.empty()) << cpu.out;
+    ASSERT_EQ(got.size(), want.size()) << gpu.out;
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], 1e-9 * (1 + std::abs(want[i]))) << "output " << i;
+    return;
+  }
+  // The backend is checked before the input is read: the file does not exist.
+  ToolResult r = runGraphc({"run", "/nonexistent.gir", "--backend", "cuda"});
+  EXPECT_EQ(r.exitCode, 1) << r.describe();
+  EXPECT_THAT(r.err, HasSubstr(kBuiltWithCuda ? "backend 'cuda': this build has the CUDA "
+                                                "backend, but this machine cannot run it: "
+                                              : "backend 'cuda': this build has no CUDA backend"))
+      << r.describe();
+  EXPECT_THAT(r.err, Not(HasSubstr("nonexistent"))) << r.describe();
+}
+
+TEST(GraphcRun, AutoSaysWhichBackendItChose) {
+  ToolResult r = runGraphc({"run", kEnkf, "--random-inputs"});
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  if (devicePresent()) {
+    EXPECT_THAT(r.out, StartsWith("backend auto: cuda (NVIDIA")) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("@enkf on cuda: "));
+  } else {
+    EXPECT_THAT(r.out, StartsWith(kBuiltWithCuda
+                                      ? "backend auto: cpu (the CUDA backend cannot run on this "
+                                        "machine: "
+                                      : "backend auto: cpu (this build has no CUDA backend)\n"))
+        << r.out;
+    EXPECT_THAT(r.out, HasSubstr("@enkf on cpu: "));
+  }
+  ToolResult named = runGraphc({"run", kEnkf, "--random-inputs", "--backend", "cpu-unfused"});
+  ASSERT_EQ(named.exitCode, 0) << named.describe();
+  EXPECT_THAT(named.out, StartsWith("@enkf on cpu-unfused: ")) << "no auto line when named";
+  EXPECT_EQ(outputSums(named.out).size(), outputSums(r.out).size());
+}

@@ -2,6 +2,7 @@
 #   graphc::llvm    LLVM ADT/Support from Debian's llvm-14-dev, linked statically
 #   graphc::fmt     fmt, header-only
 #   graphc::lapack  LAPACKE + OpenBLAS (+ libgfortran/libquadmath), linked statically
+#   graphc::dlpack  dlpack.h, the tensor exchange format (Debian's libdlpack-dev)
 #   graphc::cuda    cudart, NVRTC, cuBLAS, cuSOLVER (only when GRAPHC_HAS_CUDA)
 # Static linking keeps the binaries runnable on machines that have only the CUDA libraries.
 
@@ -34,6 +35,11 @@ target_include_directories(graphc_lapack SYSTEM INTERFACE ${LAPACKE_INCLUDE_DIR}
 target_link_libraries(graphc_lapack INTERFACE ${LAPACKE_STATIC_LIB} ${OPENBLAS_STATIC_LIB}
                       ${GFORTRAN_STATIC_LIB} ${QUADMATH_STATIC_LIB} pthread m)
 add_library(graphc::lapack ALIAS graphc_lapack)
+
+find_path(DLPACK_INCLUDE_DIR dlpack/dlpack.h REQUIRED)
+add_library(graphc_dlpack INTERFACE)
+target_include_directories(graphc_dlpack SYSTEM INTERFACE ${DLPACK_INCLUDE_DIR})
+add_library(graphc::dlpack ALIAS graphc_dlpack)
 
 # GRAPHC_CUDA=AUTO uses the CUDA Toolkit where it is found; ON requires it; OFF ignores it.
 set(GRAPHC_CUDA AUTO CACHE STRING "Build the CUDA backend: AUTO, ON or OFF")

@@ -8,7 +8,7 @@ packages=(
   cmake ninja-build g++ git
   libfmt-dev llvm-14-dev libgtest-dev libgmock-dev
   libopenblas-dev liblapacke-dev libgfortran-12-dev
-  libncurses-dev zlib1g-dev
+  libncurses-dev zlib1g-dev libdlpack-dev
 )
 
 missing=()

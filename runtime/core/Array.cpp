@@ -260,8 +260,8 @@ Array Array::reshaped(llvm::ArrayRef<int64_t> shape) const {
 }
 
 Array Array::fromBuffer(DType dtype, llvm::ArrayRef<int64_t> shape, std::shared_ptr<void> buffer,
-                        Device device) {
-  Array a = wrapRaw(dtype, buffer.get(), shape, {}, device);
+                        Device device, llvm::ArrayRef<int64_t> strides) {
+  Array a = wrapRaw(dtype, buffer.get(), shape, strides, device);
   a.buffer_ = std::move(buffer);
   return a;
 }

@@ -140,10 +140,11 @@ public:
   static Array wrap(T* data, llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides = {}) {
     return wrapRaw(dtypeOf<T>(), data, shape, strides);
   }
-  /// A dense array over `buffer` (which it keeps alive) in `device` memory: how a
-  /// backend hands out memory it allocated, e.g. from a device pool.
+  /// An array over `buffer` (which it keeps alive; buffer.get() is element
+  /// [0,...,0]) in `device` memory, dense or with `strides`: how a backend hands out
+  /// memory it allocated, e.g. from a device pool, and how a DLPack tensor is taken.
   static Array fromBuffer(DType dtype, llvm::ArrayRef<int64_t> shape, std::shared_ptr<void> buffer,
-                          Device device);
+                          Device device, llvm::ArrayRef<int64_t> strides = {});
   /// wrap() with the element type given at run time.
   static Array wrapRaw(DType dtype, void* data, llvm::ArrayRef<int64_t> shape,
                        llvm::ArrayRef<int64_t> strides = {}, Device device = Device::Host);

@@ -5,10 +5,11 @@
 // `<output-dir>/<graph>_out<i>.npy`. --batch N runs the graph batched N ways
 // (every parameter and output with a leading axis of N), --passes picks the passes
 // as `graphc opt` does. Prints the backend (and, for auto, why it was chosen), the
-// median time of the runs, and each output's type and checksums (sum and sum of
-// absolute values). The options are checked before the input is read: the backend
-// must run here, the output directory must be made, and each --input must name a
-// parameter.
+// time of the upload, the median time of a run on arrays already in the backend's
+// memory, the time of the download, and each output's type and checksums (sum and
+// sum of absolute values), as text or --json (tools/RunReport.h). The options are
+// checked before the input is read: the backend must run here, the output
+// directory must be made, and each --input must name a parameter.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Backends.h"
@@ -16,6 +17,7 @@
 #include "tools/Commands.h"
 #include "tools/Input.h"
 #include "tools/Pipeline.h"
+#include "tools/RunReport.h"
 
 #include "runtime/core/Backend.h"
 #include "runtime/core/Compile.h"
@@ -136,12 +138,13 @@ double msSince(std::chrono::steady_clock::time_point start) {
 int runRun(llvm::ArrayRef<std::string> argsIn) {
   std::string graphName, backendName = "auto", seedText = "0", outputDir, repeatText = "1";
   std::string batchText, passesText, unused;
-  bool random = false;
+  bool random = false, json = false;
   ArgParser parser("graphc run", "FILE",
                    "Compiles one graph of FILE on a backend and runs it. Inputs come from\n"
                    ".npy files or are random; outputs are written as\n"
-                   "<output-dir>/<graph>_out<i>.npy. Prints the median time per run and\n"
-                   "each output's type and checksums.");
+                   "<output-dir>/<graph>_out<i>.npy. Prints the time of the upload of the\n"
+                   "inputs, the median time of a run on arrays in the backend's memory,\n"
+                   "the time of the download, and each output's type and checksums.");
   parser.option("graph", "NAME", "the graph to run (needed when FILE holds several)", &graphName);
   std::vector<std::string> backends;
   for (const BackendInfo& b : knownBackends())
@@ -160,6 +163,7 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
                 "run the graph batched N ways: every parameter and output gets a leading axis "
                 "of size N",
                 &batchText);
+  parser.flag("json", "print the times and checksums as one JSON object", &json);
   parser.option("passes", "A,B,...",
                 fmt::format("the passes to run, in order, or 'none' (default: {})",
                             pipelineSpelling(passes::defaultPipeline())),
@@ -184,8 +188,10 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
 
   // What the options name outside the input, before it is read.
   Backend& backend = getBackend(backendName);
+  RunReport report;
+  report.backend = backend.name().str();
   if (backendName == "auto")
-    fmt::print("backend auto: {} ({})\n", backend.name().str(), autoBackend().reason);
+    report.autoReason = autoBackend().reason;
   if (!outputDir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(outputDir, ec);
@@ -210,34 +216,49 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
 
   int numRandom = 0;
   std::vector<Array> inputs = gatherInputs(*g, files, random, seed, numRandom);
+  report.graph = g->name();
+  report.passes = passesText;
+  report.inputs = inputs.size();
+  report.randomInputs = numRandom;
+  report.seed = seed;
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Executable> exe = compile(*g, backend, {passesText});
-  double compileMs = msSince(start);
-  fmt::print("@{} on {}: {} input(s) ({} random, seed {}), {}compiled in {:.2f} ms\n", g->name(),
-             backend.name().str(), inputs.size(), numRandom, seed,
-             passesText.empty() ? "" : fmt::format("passes {}, ", passesText), compileMs);
+  report.compileMs = msSince(start);
 
-  std::vector<double> times;
-  std::vector<Array> outputs;
+  // The upload, the runs on arrays in the backend's memory and the download, apart.
+  start = std::chrono::steady_clock::now();
+  std::vector<Array> resident, results;
+  for (const Array& in : inputs)
+    resident.push_back(exe->toDevice(in));
+  report.uploadMs = msSince(start);
+  try {
+    for (size_t i = 0; i < exe->signature().outputTypes.size(); ++i)
+      results.push_back(exe->newOutput(i));
+  } catch (const AllocationError&) {
+    exe->run(resident); // fails where the output is computed, naming the node
+    throw;
+  }
   for (int64_t i = 0; i < repeat; ++i) {
     start = std::chrono::steady_clock::now();
-    outputs = exe->run(inputs);
-    times.push_back(msSince(start));
+    exe->run(resident, results); // returns when the run is done
+    report.runMs.push_back(msSince(start));
   }
-  std::sort(times.begin(), times.end());
-  fmt::print("time per run: {:.3f} ms (median of {})\n", times[times.size() / 2], repeat);
+  start = std::chrono::steady_clock::now();
+  std::vector<Array> outputs;
+  for (const Array& r : results)
+    outputs.push_back(exe->toHost(r));
+  report.downloadMs = msSince(start);
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto [sum, abs] = checksums(outputs[i]);
-    std::string line =
-        fmt::format("out{}: {} sum={:.10g} abs_sum={:.10g}", i, outputs[i].type().str(), sum, abs);
+    RunReport::Output o{outputs[i].type().str(), sum, abs, ""};
     if (!outputDir.empty()) {
-      std::string path = fmt::format("{}/{}_out{}.npy", outputDir, g->name(), i);
-      writeNpy(path, outputs[i]);
-      line += " -> " + path;
+      o.file = fmt::format("{}/{}_out{}.npy", outputDir, g->name(), i);
+      writeNpy(o.file, outputs[i]);
     }
-    fmt::print("{}\n", line);
+    report.outputs.push_back(o);
   }
+  fmt::print("{}", json ? report.json() : report.text());
   return kExitOk;
 }
 

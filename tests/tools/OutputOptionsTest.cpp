@@ -3,7 +3,8 @@
 // `-o FILE` / `--output=FILE` writes what `opt` and `dump` print into FILE (the same
 // text), fails before reading the input when FILE cannot be made, leaves FILE as it
 // was when the command fails, and may name the input itself. `graphc run --passes`
-// runs the passes named, as `opt` does. Options that name parameters (--input,
+// runs the passes named, as `opt` does, and times the upload, the runs and the
+// download apart, as text or --json. Options that name parameters (--input,
 // --donate) or directories (--output-dir) are checked before anything is compiled.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <unistd.h>
 
 using namespace graphc::testing;
@@ -181,4 +183,32 @@ TEST(GraphcOptions, NamesAreCheckedBeforeAnythingIsCompiled) {
   ToolResult donated = runGraphc({"dump", "--lowered", "--donate=%xi", kEnkf});
   ASSERT_EQ(donated.exitCode, 0) << donated.describe();
   EXPECT_NE(donated.out, runGraphc({"dump", "--lowered", kEnkf}).out) << "%xi is donated";
+}
+
+TEST(GraphcRun, TimesTheUploadTheRunsAndTheDownloadApartAndPrintsJson) {
+  std::vector<std::string> args = {"run",      kEnkf, "--random-inputs", "--backend", "cpu",
+                                   "--repeat", "3"};
+  ToolResult text = runGraphc(args);
+  args.push_back("--json");
+  ToolResult json = runGraphc(args);
+  ASSERT_EQ(text.exitCode, 0) << text.describe();
+  ASSERT_EQ(json.exitCode, 0) << json.describe();
+  EXPECT_THAT(text.out, testing::ContainsRegex("\nupload: [0-9.]+ ms\ntime per run: [0-9.]+ ms "
+                                               "\\(median of 3, on arrays in the backend's "
+                                               "memory\\)\ndownload: [0-9.]+ ms\n"));
+  EXPECT_THAT(json.out, testing::StartsWith("{\"graph\": \"enkf\", \"backend\": \"cpu\", \"auto\": "
+                                            "null, \"passes\": null, \"inputs\": 3, "));
+  EXPECT_THAT(json.out,
+              testing::ContainsRegex("\"upload_ms\": [0-9.e-]+, \"run_ms\": \\{\"median\": "
+                                     "[0-9.e-]+, \"min\": [0-9.e-]+, \"runs\": 3\\}, "
+                                     "\"download_ms\": [0-9.e-]+, \"outputs\": \\["));
+  EXPECT_EQ(json.out.back(), '\n');
+  // The same checksums as the text, to every digit printed.
+  std::vector<double> want = outputSums(text.out), got;
+  std::regex sum("\"sum\": ([-+0-9.eE]+)");
+  for (auto it = std::sregex_iterator(json.out.begin(), json.out.end(), sum);
+       it != std::sregex_iterator(); ++it)
+    got.push_back(std::stod((*it)[1]));
+  ASSERT_FALSE(want.empty());
+  EXPECT_EQ(got, want);
 }

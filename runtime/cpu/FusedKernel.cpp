@@ -7,10 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/FusedKernel.h"
 
+#include "runtime/cpu/ThreadPool.h"
+
 #include <algorithm>
 #include <cstring>
-#include <exception>
-#include <thread>
 
 namespace graphc::cpu {
 
@@ -109,31 +109,15 @@ template <typename F> void forBlocks(int64_t from, int64_t to, F&& f) {
     f(start, std::min(kBlock, to - start));
 }
 
-/// f(begin, end) on contiguous parts of [0, units), one per hardware thread when
-/// `points` pay for the threads; rethrows the first part's error. Parts are
-/// independent (disjoint outputs, each segment reduced by one thread in order), so
-/// results do not depend on the number of threads.
+/// f(begin, end) on contiguous parts of [0, units), one per thread of the shared
+/// pool when `points` pay for the threads; rethrows the first part's error. Parts
+/// are independent (disjoint outputs, each segment reduced by one thread in order),
+/// so results do not depend on the number of threads.
 template <typename F> void parallelFor(int64_t units, int64_t points, F&& f) {
-  int64_t threads = points < kParallelPoints
-                        ? 1
-                        : std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()), units);
-  if (threads <= 1)
+  if (points < kParallelPoints)
     return f(0, units);
-  std::vector<std::exception_ptr> errors(threads);
-  std::vector<std::thread> pool;
-  for (int64_t t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      try {
-        f(units * t / threads, units * (t + 1) / threads);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
-  for (std::thread& th : pool)
-    th.join();
-  for (const std::exception_ptr& e : errors)
-    if (e)
-      std::rethrow_exception(e);
+  ThreadPool& pool = ThreadPool::global();
+  pool.parallelFor(units, pool.threads(), f);
 }
 
 bool needsElements(Op op) {

@@ -28,8 +28,8 @@ public:
   /// Runs the kernel: `inputs` are dense arrays of the kernel's input types,
   /// `outputs` dense buffers of its outputs' types. An output may be the buffer of
   /// an input of the same size (in place). Large kernels split their blocks (or
-  /// chunks of segments) over the hardware threads. Thread-safe: all scratch is per
-  /// call.
+  /// chunks of segments) over the shared pool (runtime/cpu/ThreadPool.h).
+  /// Thread-safe: all scratch is per call.
   void run(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs) const;
 
 private:

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "ir/OpCases.h"
 #include "runtime/cpu/Kernels.h"
+#include "runtime/cpu/ThreadPool.h"
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -362,6 +363,7 @@ template <typename F> Arrays visitFloat(const Step& s, DType dtype, F&& f) {
 
 Arrays runLinalg(const Step& s, llvm::ArrayRef<Array> xs) {
   ieeeLapack();
+  ThreadPool::global(); // GRAPHC_NUM_THREADS bounds OpenBLAS's threads from the first call
   if (s.op == Op::Trace)
     return {trace(s, xs[0])};
   return visitFloat(s, xs[0].dtype(), [&](auto tag) -> Arrays {

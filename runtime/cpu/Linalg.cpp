@@ -2,7 +2,11 @@
 //
 // Every op works on row-major matrices in the last two axes and loops over the
 // leading (batch) axes, one BLAS/LAPACK call per batch item. Lapack<T> maps the
-// float and double routines to one name, so each op is written once.
+// float and double routines to one name, so each op is written once. Matrices of
+// order up to small::kMaxSmallN (16) are factored and solved by the loops of
+// runtime/cpu/SmallLinalg.h instead, the batch split over the thread pool when it
+// is large: lu, inverse, det and logdet factor with them, and solve, cholesky and
+// left-side triangular_solve run entirely on them.
 //
 // LAPACK failures are errors naming the op and every failing batch item (counted
 // from 0); matrix positions follow LAPACK and count from 1:
@@ -13,12 +17,13 @@
 //
 // NaN and Inf follow IEEE arithmetic as LAPACK itself computes it: LAPACKE's check
 // of its arguments for NaN (which makes a NaN operand an argument error) is off,
-// so a NaN in a solve's operands gives NaN results, as in NumPy and PyTorch. potrf
-// reports a NaN pivot as a leading minor that is not positive definite.
+// so a NaN in a solve's operands gives NaN results, as in NumPy and PyTorch. A NaN
+// pivot of potrf is no failure either (OpenBLAS tests `<= 0`): the factor is NaN.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/OpCases.h"
 #include "runtime/cpu/Kernels.h"
+#include "runtime/cpu/SmallLinalg.h"
 #include "runtime/cpu/ThreadPool.h"
 
 #include <cblas.h>
@@ -29,6 +34,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace graphc::cpu {
@@ -112,6 +118,34 @@ private:
   std::vector<std::pair<int64_t, lapack_int>> items_;
 };
 
+static_assert(std::is_same_v<lapack_int, int>, "SmallLinalg.h takes int pivots");
+
+/// True when the kernels of SmallLinalg.h take n x n matrices.
+bool isSmall(int64_t n) {
+  return n >= 1 && n <= small::kMaxSmallN;
+}
+
+/// Batches whose arithmetic (about batch * n^3 operations) is below this run on the
+/// calling thread alone.
+constexpr int64_t kParallelWork = int64_t{1} << 16;
+
+/// info = item(b) for every batch item, split over the thread pool when `work` (the
+/// whole batch's) pays for the threads (0: on this thread); the nonzero infos go to
+/// `failures` in batch order.
+template <typename F>
+void forEachItem(int64_t batch, int64_t work, ItemFailures& failures, F&& item) {
+  std::vector<lapack_int> info(batch, 0);
+  ThreadPool& pool = ThreadPool::global();
+  pool.parallelFor(batch, work >= kParallelWork ? pool.threads() : 1,
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t b = begin; b < end; ++b)
+                       info[b] = item(b);
+                   });
+  for (int64_t b = 0; b < batch; ++b)
+    if (info[b])
+      failures.add(b, info[b]);
+}
+
 /// "U(4,4) = 0": the zero pivot getrf's info names.
 std::string zeroPivot(lapack_int info) {
   return fmt::format("U({},{}) = 0", info, info);
@@ -132,7 +166,9 @@ template <typename T, typename F> Array factorLu(const Step& s, const Array& a, 
   for (int64_t b = 0; b < m.batch; ++b) {
     T* p = m.item<T>(lu, b);
     lapack_int info = 0;
-    if (m.rows > 0) {
+    if (m.rows == m.cols && isSmall(m.rows)) {
+      info = small::getrf(static_cast<int>(m.rows), p, ipiv.data());
+    } else if (m.rows > 0) {
       info = Lapack<T>::getrf(LAPACK_ROW_MAJOR, m.rows, m.cols, p, m.ld(), ipiv.data());
       checkCall(s, info, "getrf", b);
     }
@@ -175,7 +211,31 @@ template <typename T> Array syrk(const Step& s, const Array& x) {
   return c;
 }
 
+/// solve for n <= kMaxSmallN: each item factored on the stack, its solution written
+/// in place of a copy of its right-hand sides.
+template <typename T> Array smallSolve(const Step& s, const Array& a, const Array& rhs) {
+  Array x = Array::empty(rhs.dtype(), rhs.shape());
+  Matrices ma(a), mx(x);
+  int n = static_cast<int>(ma.rows), cols = static_cast<int>(mx.cols);
+  ItemFailures singular(mx.batch);
+  forEachItem(mx.batch, mx.batch * n * n * (n + cols), singular, [&](int64_t b) {
+    T lu[small::kMaxSmallN * small::kMaxSmallN];
+    int ipiv[small::kMaxSmallN];
+    std::memcpy(lu, ma.item<T>(a, b), sizeof(T) * n * n);
+    T* xb = mx.item<T>(x, b);
+    std::memcpy(xb, mx.item<T>(rhs, b), sizeof(T) * mx.size());
+    int info = small::getrf(n, lu, ipiv);
+    if (info == 0)
+      small::getrs(n, cols, lu, ipiv, xb);
+    return info;
+  });
+  singular.throwIfAny(s, "matrix is singular", zeroPivot);
+  return x;
+}
+
 template <typename T> Array solve(const Step& s, const Array& a, const Array& rhs) {
+  if (isSmall(Matrices(a).rows))
+    return smallSolve<T>(s, a, rhs);
   Array x = rhs.clone();
   Matrices mx(x);
   ItemFailures singular(mx.batch);
@@ -207,6 +267,14 @@ template <typename T> Array cholesky(const Step& s, const Array& a) {
   Array l = a.clone();
   Matrices m(l);
   ItemFailures indefinite(m.batch);
+  auto leadingMinor = [](lapack_int info) { return fmt::format("leading minor {}", info); };
+  if (isSmall(m.rows)) { // potrf zeroes the other triangle itself
+    int n = static_cast<int>(m.rows);
+    forEachItem(m.batch, m.batch * n * n * n, indefinite,
+                [&](int64_t b) { return small::potrf(n, upper, m.item<T>(l, b)); });
+    indefinite.throwIfAny(s, "matrix is not positive definite", leadingMinor);
+    return l;
+  }
   for (int64_t b = 0; b < m.batch && m.rows > 0; ++b) {
     lapack_int info =
         Lapack<T>::potrf(LAPACK_ROW_MAJOR, upper ? 'U' : 'L', m.rows, m.item<T>(l, b), m.ld());
@@ -214,8 +282,7 @@ template <typename T> Array cholesky(const Step& s, const Array& a) {
     if (info > 0)
       indefinite.add(b, info);
   }
-  indefinite.throwIfAny(s, "matrix is not positive definite",
-                        [](lapack_int info) { return fmt::format("leading minor {}", info); });
+  indefinite.throwIfAny(s, "matrix is not positive definite", leadingMinor);
   zeroTriangle<T>(l, /*upperPart=*/!upper);
   return l;
 }
@@ -226,20 +293,25 @@ template <typename T> Array triangularSolve(const Step& s, const Array& a, const
   Array x = rhs.clone();
   Matrices ma(a), mx(x);
   ItemFailures singular(ma.batch);
-  for (int64_t b = 0; b < ma.batch; ++b) {
+  bool useSmall = !right && isSmall(ma.rows);
+  int64_t work = useSmall ? ma.batch * ma.size() * mx.cols : 0; // LAPACK's on this thread
+  forEachItem(ma.batch, work, singular, [&](int64_t b) -> lapack_int {
     const T* pa = ma.item<T>(a, b);
-    lapack_int zero = 0; // the first zero on the diagonal, from 1
-    for (int64_t i = 0; i < ma.rows && !unit && !zero; ++i)
+    for (int64_t i = 0; i < ma.rows && !unit; ++i)
       if (pa[i * ma.cols + i] == T(0))
-        zero = static_cast<lapack_int>(i + 1);
-    if (zero)
-      singular.add(b, zero);
-    if (zero || mx.size() == 0)
-      continue;
-    Lapack<T>::trsm(CblasRowMajor, right ? CblasRight : CblasLeft, lower ? CblasLower : CblasUpper,
-                    trans ? CblasTrans : CblasNoTrans, unit ? CblasUnit : CblasNonUnit, mx.rows,
-                    mx.cols, T(1), pa, ma.ld(), mx.item<T>(x, b), mx.ld());
-  }
+        return static_cast<lapack_int>(i + 1); // the first zero on the diagonal, from 1
+    if (mx.size() == 0)
+      return 0;
+    if (useSmall)
+      small::trsm(static_cast<int>(ma.rows), static_cast<int>(mx.cols), lower, trans, unit, pa,
+                  mx.item<T>(x, b));
+    else
+      Lapack<T>::trsm(CblasRowMajor, right ? CblasRight : CblasLeft,
+                      lower ? CblasLower : CblasUpper, trans ? CblasTrans : CblasNoTrans,
+                      unit ? CblasUnit : CblasNonUnit, mx.rows, mx.cols, T(1), pa, ma.ld(),
+                      mx.item<T>(x, b), mx.ld());
+    return 0;
+  });
   singular.throwIfAny(s, "matrix is singular",
                       [](lapack_int i) { return fmt::format("A({},{}) = 0", i, i); });
   return x;

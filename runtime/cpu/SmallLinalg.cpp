@@ -1,0 +1,213 @@
+//===- runtime/cpu/SmallLinalg.cpp - Factorizations of tiny matrices ------===//
+//
+// Each kernel is written once over `template <typename T, int N>`, where N is the
+// matrix order known at compile time (1..8: the loops unroll) or 0 for an order
+// known at run time only; dispatch() picks the instance. The loops follow the
+// unblocked LAPACK routines named in SmallLinalg.h, in row-major storage.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/SmallLinalg.h"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+namespace graphc::cpu::small {
+namespace {
+
+/// f(std::integral_constant<int, N>{}) with N = n for n <= 8, N = 0 otherwise.
+template <typename F> decltype(auto) dispatch(int n, F&& f) {
+  switch (n) {
+  case 1:
+    return f(std::integral_constant<int, 1>{});
+  case 2:
+    return f(std::integral_constant<int, 2>{});
+  case 3:
+    return f(std::integral_constant<int, 3>{});
+  case 4:
+    return f(std::integral_constant<int, 4>{});
+  case 5:
+    return f(std::integral_constant<int, 5>{});
+  case 6:
+    return f(std::integral_constant<int, 6>{});
+  case 7:
+    return f(std::integral_constant<int, 7>{});
+  case 8:
+    return f(std::integral_constant<int, 8>{});
+  default:
+    return f(std::integral_constant<int, 0>{});
+  }
+}
+
+/// dgetf2: for each column, the first largest |a(i,k)| on or below the diagonal
+/// is the pivot; a nonzero pivot's row is swapped up and the column below it
+/// scaled by its reciprocal (divided, for a subnormal pivot); then the trailing
+/// matrix is updated.
+template <typename T, int N> int getrfN(int order, T* a, int* ipiv) {
+  const int n = N ? N : order;
+  int info = 0;
+  for (int k = 0; k < n; ++k) {
+    int p = k;
+    T best = std::abs(a[k * n + k]);
+    for (int i = k + 1; i < n; ++i)
+      if (std::abs(a[i * n + k]) > best) {
+        best = std::abs(a[i * n + k]);
+        p = i;
+      }
+    ipiv[k] = p + 1;
+    T pivot = a[p * n + k];
+    if (pivot != T(0)) {
+      if (p != k)
+        for (int j = 0; j < n; ++j)
+          std::swap(a[k * n + j], a[p * n + j]);
+      if (std::abs(pivot) >= std::numeric_limits<T>::min()) {
+        T r = T(1) / pivot;
+        for (int i = k + 1; i < n; ++i)
+          a[i * n + k] *= r;
+      } else {
+        for (int i = k + 1; i < n; ++i)
+          a[i * n + k] /= pivot;
+      }
+    } else if (info == 0) {
+      info = k + 1;
+    }
+    for (int i = k + 1; i < n; ++i) {
+      T l = a[i * n + k];
+      for (int j = k + 1; j < n; ++j)
+        a[i * n + j] -= l * a[k * n + j];
+    }
+  }
+  return info;
+}
+
+/// dgetrs: the row swaps, then L (unit lower) and U.
+template <typename T, int N> void getrsN(int order, int cols, const T* lu, const int* ipiv, T* b) {
+  const int n = N ? N : order;
+  for (int k = 0; k < n; ++k)
+    if (int p = ipiv[k] - 1; p != k)
+      for (int c = 0; c < cols; ++c)
+        std::swap(b[k * cols + c], b[p * cols + c]);
+  for (int i = 1; i < n; ++i)
+    for (int k = 0; k < i; ++k)
+      for (int c = 0; c < cols; ++c)
+        b[i * cols + c] -= lu[i * n + k] * b[k * cols + c];
+  for (int i = n - 1; i >= 0; --i) {
+    for (int k = i + 1; k < n; ++k)
+      for (int c = 0; c < cols; ++c)
+        b[i * cols + c] -= lu[i * n + k] * b[k * cols + c];
+    for (int c = 0; c < cols; ++c)
+      b[i * cols + c] /= lu[i * n + i];
+  }
+}
+
+/// dpotf2, lower: column j of L from the rows before it (dot products of rows of
+/// the row-major factor).
+template <typename T, int N> int potrfLower(int order, T* a) {
+  const int n = N ? N : order;
+  for (int j = 0; j < n; ++j) {
+    T d = a[j * n + j];
+    for (int k = 0; k < j; ++k)
+      d -= a[j * n + k] * a[j * n + k];
+    if (d <= T(0)) // as OpenBLAS's potrf: a NaN passes and makes the factor NaN
+      return j + 1;
+    d = std::sqrt(d);
+    a[j * n + j] = d;
+    T r = T(1) / d;
+    for (int i = j + 1; i < n; ++i) {
+      T s = a[i * n + j];
+      for (int k = 0; k < j; ++k)
+        s -= a[i * n + k] * a[j * n + k];
+      a[i * n + j] = s * r;
+    }
+  }
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j)
+      a[i * n + j] = T(0);
+  return 0;
+}
+
+/// `a` transposed in place.
+template <typename T, int N> void transposeInPlace(int order, T* a) {
+  const int n = N ? N : order;
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j)
+      std::swap(a[i * n + j], a[j * n + i]);
+}
+
+/// Upper: U' is the lower factor of A' (A's upper triangle read as a lower one).
+template <typename T, int N> int potrfN(int order, bool upper, T* a) {
+  if (!upper)
+    return potrfLower<T, N>(order, a);
+  transposeInPlace<T, N>(order, a);
+  int info = potrfLower<T, N>(order, a);
+  transposeInPlace<T, N>(order, a);
+  return info;
+}
+
+/// Substitution with the n x n triangular `m` (lower: forwards; upper: backwards)
+/// over the `cols` columns of `b`: b(i,:) = (b(i,:) - sum m(i,k) b(k,:)) / m(i,i).
+template <typename T, int N, bool Lower>
+void substitute(int order, int cols, bool unit, const T* m, T* b) {
+  const int n = N ? N : order;
+  for (int s = 0; s < n; ++s) {
+    int i = Lower ? s : n - 1 - s;
+    T* bi = b + i * cols;
+    for (int k = Lower ? 0 : i + 1; k < (Lower ? i : n); ++k) {
+      T mik = m[i * n + k];
+      const T* bk = b + k * cols;
+      for (int c = 0; c < cols; ++c)
+        bi[c] -= mik * bk[c];
+    }
+    if (!unit)
+      for (int c = 0; c < cols; ++c)
+        bi[c] /= m[i * n + i];
+  }
+}
+
+/// dtrsm, left side: op(A) (A' copied out first) by substitution.
+template <typename T, int N>
+void trsmN(int order, int cols, bool lower, bool trans, bool unit, const T* a, T* b) {
+  const int n = N ? N : order;
+  T t[kMaxSmallN * kMaxSmallN];
+  if (trans) {
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        t[i * n + j] = a[j * n + i];
+    a = t;
+  }
+  if (lower != trans)
+    substitute<T, N, true>(n, cols, unit, a, b);
+  else
+    substitute<T, N, false>(n, cols, unit, a, b);
+}
+
+} // namespace
+
+template <typename T> int getrf(int n, T* a, int* ipiv) {
+  return dispatch(n, [&](auto N) { return getrfN<T, N()>(n, a, ipiv); });
+}
+
+template <typename T> void getrs(int n, int cols, const T* lu, const int* ipiv, T* b) {
+  dispatch(n, [&](auto N) { getrsN<T, N()>(n, cols, lu, ipiv, b); });
+}
+
+template <typename T> int potrf(int n, bool upper, T* a) {
+  return dispatch(n, [&](auto N) { return potrfN<T, N()>(n, upper, a); });
+}
+
+template <typename T>
+void trsm(int n, int cols, bool lower, bool trans, bool unit, const T* a, T* b) {
+  dispatch(n, [&](auto N) { trsmN<T, N()>(n, cols, lower, trans, unit, a, b); });
+}
+
+template int getrf<float>(int, float*, int*);
+template int getrf<double>(int, double*, int*);
+template void getrs<float>(int, int, const float*, const int*, float*);
+template void getrs<double>(int, int, const double*, const int*, double*);
+template int potrf<float>(int, bool, float*);
+template int potrf<double>(int, bool, double*);
+template void trsm<float>(int, int, bool, bool, bool, const float*, float*);
+template void trsm<double>(int, int, bool, bool, bool, const double*, double*);
+
+} // namespace graphc::cpu::small

@@ -53,6 +53,13 @@ __device__ __forceinline__ gc_best<T> gc_pick(gc_best<T> a, gc_best<T> b) {
                           : (b.v == a.v ? b.i < a.i : (Max ? b.v > a.v : b.v < a.v));
   return takeB ? b : a;
 }
+// a with v at position j added, j after every position a has seen (a lane's
+// points come in increasing j): the same order as gc_pick, in fewer steps.
+template <bool Max, typename T>
+__device__ __forceinline__ gc_best<T> gc_push(gc_best<T> a, T v, i64 j) {
+  bool take = a.i < 0 || (a.v == a.v && !(Max ? v <= a.v : v >= a.v));
+  return {take ? v : a.v, take ? j : a.i};
+}
 template <typename T> __device__ __forceinline__ gc_best<T> gc_shfl_xor(gc_best<T> a, int m) {
   return {__shfl_xor_sync(0xffffffffu, a.v, m), __shfl_xor_sync(0xffffffffu, a.i, m)};
 }
@@ -488,14 +495,19 @@ void Emitter::elementwise(Code& c, CudaKernel& ck) {
   std::vector<bool> needed(k_.insts.size(), false);
   for (const KernelOutput& o : k_.outputs)
     markNeeded(k_, o.inst, needed);
-  // Vectors of `width` points when every load is the identity: 16 bytes of the
-  // widest element type.
-  bool vector = true;
+  // Vectors of `width` points (16 bytes of the widest element type the identity
+  // loads and the outputs move) when every other load reads along the inner axis
+  // with stride 0 or 1 (a broadcast): those read their lanes one by one, from L1.
+  // A thread then keeps 16 bytes of each stream in flight, not one element.
+  int innerAxis = static_cast<int>(k_.domain.size()) - 1;
+  bool vector = innerAxis >= 0;
   int64_t widest = 1;
   for (const Inst& inst : k_.insts)
     if (inst.kind == Inst::Kind::Load) {
-      vector = vector && isIdentity(inst);
-      widest = std::max(widest, ir::dtypeSize(inst.dtype));
+      if (isIdentity(inst))
+        widest = std::max(widest, ir::dtypeSize(inst.dtype));
+      else
+        vector = vector && (!needed[&inst - k_.insts.data()] || inst.strides[innerAxis] <= 1);
     }
   for (const KernelOutput& o : k_.outputs)
     widest = std::max(widest, ir::dtypeSize(k_.insts[o.inst].dtype));
@@ -524,9 +536,17 @@ void Emitter::elementwise(Code& c, CudaKernel& ck) {
   c.line("idx p = (idx)blockIdx.x * BS + (idx)threadIdx.x;");
   if (vector) {
     helpers_ |= kVec;
+    auto whole = [&](const Inst& inst) {
+      return inst.kind == Inst::Kind::Load && isIdentity(inst);
+    };
+    std::vector<bool> vectorInput(k_.inputs.size(), false);
+    for (const Inst& inst : k_.insts)
+      if (whole(inst))
+        vectorInput[inst.input] = true;
     std::vector<std::string> pointers;
     for (size_t i = 0; i < k_.inputs.size(); ++i)
-      pointers.push_back(fmt::format("(u64)in{}", i));
+      if (vectorInput[i])
+        pointers.push_back(fmt::format("(u64)in{}", i));
     for (size_t o = 0; o < k_.outputs.size(); ++o)
       pointers.push_back(fmt::format("(u64)out{}", o));
     c.line("// {} points at a time where every buffer is 16-byte aligned", width);
@@ -535,7 +555,7 @@ void Emitter::elementwise(Code& c, CudaKernel& ck) {
     c.open("for (idx q = p; q < vectors; q += stride)");
     auto vec = [&](DType t) { return fmt::format("gc_vec<{}, {}>", ctype(t), width); };
     for (size_t i = 0; i < k_.insts.size(); ++i)
-      if (k_.insts[i].kind == Inst::Kind::Load)
+      if (whole(k_.insts[i]))
         c.line("const {0} l{1} = ((const {0}*)in{2})[q];", vec(k_.insts[i].dtype), i,
                k_.insts[i].input);
     for (size_t o = 0; o < k_.outputs.size(); ++o)
@@ -543,11 +563,13 @@ void Emitter::elementwise(Code& c, CudaKernel& ck) {
     c.line("#pragma unroll");
     c.open(fmt::format("for (int u = 0; u < {}; ++u)", width));
     for (size_t i = 0; i < k_.insts.size(); ++i)
-      if (needed[i] && readsIndex(k_.insts[i])) {
+      if (needed[i] && (readsIndex(k_.insts[i]) ||
+                        (k_.insts[i].kind == Inst::Kind::Load && !whole(k_.insts[i])))) {
         c.line("const idx pu = q * {} + u;", width);
         break;
       }
-    auto lane = [](int i) { return fmt::format("l{}.x[u]", i); };
+    LoadFn alone = loadAt(at("pu"));
+    auto lane = [&](int i) { return whole(k_.insts[i]) ? fmt::format("l{}.x[u]", i) : alone(i); };
     body(c, Space::Domain, needed, lane, at("pu"));
     for (size_t o = 0; o < k_.outputs.size(); ++o)
       c.line("o{}.x[u] = v{};", o, k_.outputs[o].inst);

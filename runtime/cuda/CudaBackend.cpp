@@ -277,7 +277,7 @@ private:
       for (int param : exe.prepared_.staged())
         staging.emplace_back(
             exe.pool_, std::max<int64_t>(exe.signature().paramTypes[param].bytes(), 1), stream);
-      int64_t words = std::max<int64_t>(exe.prepared_.checkWords(), 1);
+      int64_t words = std::max<int64_t>(exe.prepared_.deviceWords(), 1);
       checks = DeviceBuffer(exe.pool_, words * sizeof(int), stream);
       GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
     }
@@ -391,7 +391,7 @@ private:
                                    const PreparedStep& p) const {
     return prepared_.choleskySolveLaunch(
         p, {resolve(lane, b, p.ins[0]), resolve(lane, b, p.ins[1])}, resolve(lane, b, p.outs[0]),
-        lane.checks.as<int>() + p.checkOffset);
+        lane.checks.as<int>() + prepared_.infoWord(p));
   }
 
   /// The copies of a run, in order: staged inputs, outputs, check words. Calls
@@ -414,7 +414,7 @@ private:
   /// Enqueues a run step by step on the lane's stream; with `record`, names the
   /// nodes a capture needs to rebind.
   void enqueueSteps(Lane& lane, const Buffers& b, size_t ringSlot, CapturedRun* record) {
-    if (int64_t words = prepared_.checkWords())
+    if (int64_t words = prepared_.deviceWords())
       GRAPHC_CUDA_CHECK(cudaMemsetAsync(lane.checks.data(), 0, words * sizeof(int), lane.stream));
     bool inputsCopied = false; // staged inputs before the steps, the rest after
     auto copy = [&](size_t id, void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind) {
@@ -442,6 +442,7 @@ private:
       }
       case PreparedStep::How::Library:
         runLibrary(lane, b, p);
+        summarizeInfo(lane, p);
         break;
       case PreparedStep::How::Move:
         enqueueMove(*p.step->nodes.front(), resolveAll(lane, b, p.ins), resolve(lane, b, p.outs[0]),
@@ -456,6 +457,7 @@ private:
         if (record)
           record->recordKernel(kernelId, l, lane.stream);
         ++kernelId;
+        summarizeInfo(lane, p);
         break;
       }
       case PreparedStep::How::Absorbed:
@@ -489,7 +491,15 @@ private:
     llvm::SmallVector<void*, 4> outs;
     for (Source s : p.outs)
       outs.push_back(resolve(lane, b, s));
-    lane.library->run(*p.step->nodes.front(), ins, outs, lane.checks.as<int>() + p.checkOffset);
+    lane.library->run(*p.step->nodes.front(), ins, outs,
+                      lane.checks.as<int>() + prepared_.infoWord(p));
+  }
+
+  /// Summarizes a batched step's info words into its check words (on the device).
+  void summarizeInfo(Lane& lane, const PreparedStep& p) const {
+    if (p.infoOffset >= 0)
+      LibraryContext::summarizeInfo(p.infoCount, lane.checks.as<int>() + prepared_.infoWord(p),
+                                    lane.checks.as<int>() + p.checkOffset, lane.stream);
   }
 
   /// Runs a step's nodes on the host: downloads their operands, uploads results.

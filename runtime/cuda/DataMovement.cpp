@@ -22,26 +22,12 @@ struct Strided {
 static_assert(sizeof(Strided) == 224, "the layout of the kernel's struct");
 constexpr int64_t kMaxRank = 8;
 
-/// The unsigned type of the kernels' instantiation for elements of `bytes`.
-const char* elementType(int64_t bytes) {
-  switch (bytes) {
-  case 1:
-    return "unsigned char";
-  case 2:
-    return "unsigned short";
-  case 4:
-    return "unsigned int";
-  default:
-    return "unsigned long long";
-  }
-}
-
 /// Launches the data movement kernels for one node's element size.
 class Mover {
 public:
   Mover(const ir::Node& n, cudaStream_t stream)
-      : kernels_(HelperKernels::forCurrentDevice()),
-        type_(elementType(ir::dtypeSize(n.type().dtype))), stream_(stream) {}
+      : kernels_(HelperKernels::forCurrentDevice()), bytes_(ir::dtypeSize(n.type().dtype)),
+        stream_(stream) {}
 
   /// Moves every point c of `shape` from in[inOffset + c . inStrides] to
   /// out[outOffset + c . outStrides].
@@ -63,15 +49,30 @@ public:
   }
 
   void launch(const char* kernel, int64_t count, std::initializer_list<void*> args) const {
-    kernels_[fmt::format("{}<{}>", kernel, type_)].launch(LaunchConfig::linear(count, 256, stream_),
-                                                          args);
+    kernels_[fmt::format("{}<{}>", kernel, movedType(bytes_))].launch(
+        LaunchConfig::linear(count, 256, stream_), args);
+  }
+
+  /// The transposes of `batch` rows x cols matrices, through tiles.
+  void transpose(int64_t batch, int64_t rows, int64_t cols, const void* in, void* out) const {
+    kernels_.transpose(batch, rows, cols, bytes_, in, rows * cols, out, rows * cols, stream_);
   }
 
 private:
   const HelperKernels& kernels_;
-  const char* type_;
+  int64_t bytes_; ///< of an element
   cudaStream_t stream_;
 };
+
+/// True when `perm` keeps the leading axes and swaps the last two: a batch of
+/// matrix transposes.
+bool swapsLastTwo(llvm::ArrayRef<int64_t> perm) {
+  int64_t rank = perm.size();
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    if (perm[i] != i)
+      return false;
+  return rank >= 2 && perm[rank - 2] == rank - 1 && perm[rank - 1] == rank - 2;
+}
 
 } // namespace
 
@@ -110,8 +111,12 @@ void enqueueMove(const ir::Node& n, llvm::ArrayRef<const void*> inputs, void* ou
   int64_t rank = x.rank();
   switch (n.op()) {
   case Op::Transpose: {
+    std::vector<int64_t> perm = n.attrs().getInts("perm");
+    if (swapsLastTwo(perm) && y.shape[rank - 1] <= 65535 * 32)
+      return move.transpose(ir::numElements(llvm::ArrayRef<int64_t>(x.shape).drop_back(2)), x.shape[rank - 2],
+                            x.shape[rank - 1], inputs[0], out);
     ir::Shape from;
-    for (int64_t p : n.attrs().getInts("perm"))
+    for (int64_t p : perm)
       from.push_back(xs[p]);
     return move.gather(y.shape, from, 0, ys, 0, inputs[0], out);
   }

@@ -19,7 +19,8 @@ typedef long long i64;
 #define FOR_EACH(i, n) \
   for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
 
-// out = the column-major copy of the rows x cols matrix `in` (block 32 x 8).
+// out = the column-major copy of the rows x cols matrix `in` (block 32 x 8), for
+// elements moved as the bits of T.
 template <typename T>
 __global__ void transpose(i64 batch, i64 rows, i64 cols, const T* in, i64 inStride, T* out,
                           i64 outStride) {
@@ -270,6 +271,16 @@ template <typename T> __global__ void diagEmbed(i64 count, i64 n, const T* in, T
   }
 }
 
+// The first of `count` info words that is not 0, for the host to copy back instead
+// of them all: out = ~(b << 32 | info[b]) for the smallest such b, by atomicMax
+// over the complements (out is 0 before, and stays 0 when every word is).
+extern "C" __global__ void firstFailure(i64 count, const int* info, unsigned long long* out) {
+  FOR_EACH(b, count) {
+    if (info[b] != 0)
+      atomicMax(out, ~((unsigned long long)b << 32 | (unsigned)info[b]));
+  }
+}
+
 // ptrs[b] = base + b * strideBytes, for the batched library routines.
 extern "C" __global__ void pointerArray(i64 batch, char* base, i64 strideBytes, char** ptrs) {
   FOR_EACH(b, batch) ptrs[b] = base + b * strideBytes;
@@ -277,12 +288,12 @@ extern "C" __global__ void pointerArray(i64 batch, char* base, i64 strideBytes, 
 )";
 
 /// The templates of kHelperSource instantiated for float and double.
-const char* kFloatKernels[] = {"transpose",     "unpackTriangle",    "zeroTriangle",
-                               "mirrorUpper",   "identity",          "permutation",
-                               "luDeterminant", "firstZeroDiagonal", "fill",
-                               "eye",           "householderQ",      "refactorSingular"};
+const char* kFloatKernels[] = {
+    "unpackTriangle",  "zeroTriangle",      "mirrorUpper", "identity", "permutation",
+    "luDeterminant",   "firstZeroDiagonal", "fill",        "eye",      "householderQ",
+    "refactorSingular"};
 /// The data movement templates, instantiated for elements of 1, 2, 4 and 8 bytes.
-const char* kMoveKernels[] = {"gather", "keepTriangle", "diagEmbed"};
+const char* kMoveKernels[] = {"transpose", "gather", "keepTriangle", "diagEmbed"};
 const char* kMoveTypes[] = {"unsigned char", "unsigned short", "unsigned int",
                             "unsigned long long"};
 /// The trace instantiations (element type and accumulator), and the conversions.
@@ -291,6 +302,40 @@ const char* kOtherKernels[] = {"trace<float, double>",   "trace<double, double>"
                                "convert<float, double>", "convert<double, float>"};
 
 } // namespace
+
+LaunchConfig tiledLaunch(int64_t batch, int64_t rows, int64_t cols, cudaStream_t stream) {
+  if ((rows + 31) / 32 > 65535)
+    throw Error(fmt::format("{} rows are too many for one grid of tiles", rows));
+  LaunchConfig c;
+  c.block = dim3(32, 8);
+  c.grid = dim3(static_cast<unsigned>((cols + 31) / 32), static_cast<unsigned>((rows + 31) / 32),
+                static_cast<unsigned>(std::min<int64_t>(batch, 65535)));
+  c.stream = stream;
+  return c;
+}
+
+const char* movedType(int64_t bytes) {
+  switch (bytes) {
+  case 1:
+    return kMoveTypes[0];
+  case 2:
+    return kMoveTypes[1];
+  case 4:
+    return kMoveTypes[2];
+  default:
+    return kMoveTypes[3];
+  }
+}
+
+void HelperKernels::transpose(int64_t batch, int64_t rows, int64_t cols, int64_t bytes,
+                              const void* in, int64_t inStride, void* out, int64_t outStride,
+                              cudaStream_t stream) const {
+  if (batch * rows * cols == 0)
+    return;
+  (*this)[fmt::format("transpose<{}>", movedType(bytes))].launch(
+      tiledLaunch(batch, rows, cols, stream),
+      {&batch, &rows, &cols, &in, &inStride, &out, &outStride});
+}
 
 const HelperKernels& HelperKernels::forCurrentDevice() {
   int device = 0, major = 0, minor = 0;
@@ -335,7 +380,8 @@ HelperKernels::HelperKernels() {
   module_ = KernelCache::global().getModule(source);
   for (const std::string& expression : source.nameExpressions)
     kernels_[expression] = module_->kernel(expression);
-  kernels_["pointerArray"] = module_->kernel("pointerArray");
+  for (const char* name : {"pointerArray", "firstFailure"})
+    kernels_[name] = module_->kernel(name);
 }
 
 } // namespace graphc::cuda

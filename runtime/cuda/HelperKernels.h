@@ -23,6 +23,15 @@
 
 namespace graphc::cuda {
 
+/// Blocks of 32 x 8 threads, one per 32 x 32 tile of `batch` rows x cols
+/// matrices, and along z the first 65535 items (the kernels loop over the rest).
+/// Throws graphc::Error when the rows need more than one grid of tiles.
+LaunchConfig tiledLaunch(int64_t batch, int64_t rows, int64_t cols, cudaStream_t stream);
+
+/// The unsigned type the data movement kernels move elements of `bytes` (1, 2, 4
+/// or 8) as: "unsigned char", ..., "unsigned long long".
+const char* movedType(int64_t bytes);
+
 /// The helper kernels of the current device's compute capability.
 class HelperKernels {
 public:
@@ -32,6 +41,12 @@ public:
   /// The kernel named by `expression`, e.g. "transpose<double>". Throws
   /// graphc::Error for an unknown one.
   Kernel operator[](const std::string& expression) const;
+
+  /// Enqueues out = the transposes of the `batch` row-major rows x cols matrices
+  /// `in` (items `inStride` elements apart; out's `outStride` apart), elements of
+  /// `bytes` (1, 2, 4 or 8) moved as bits, through shared-memory tiles.
+  void transpose(int64_t batch, int64_t rows, int64_t cols, int64_t bytes, const void* in,
+                 int64_t inStride, void* out, int64_t outStride, cudaStream_t stream) const;
 
   /// The batched small-matrix kernels.
   const SmallBatched& small() const { return small_; }

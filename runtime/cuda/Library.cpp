@@ -8,6 +8,8 @@
 // the items on the stream. Batches of small matrices take runtime/cuda/SmallBatched.h's
 // kernels for Cholesky and left-side triangular solves, a batched gemm for syrk, and
 // cuBLAS's batched LU and QR (with a helper kernel forming Q) for the LU-based ops and qr.
+// General solves and inverses up to n = 8 take SmallBatched's LU in registers,
+// batched or not.
 // Large triangular solves go by blocks through gemm (BlockedSolve.h).
 //
 // The workspace of a node is planned by plan(), the same function for reserve()
@@ -30,6 +32,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <fmt/format.h>
 #include <memory>
 #include <optional>
@@ -185,9 +188,14 @@ template <typename T> Layout planFor(cusolverDnHandle_t solver, const ir::Node& 
   Layout l;
   switch (n.op()) {
   case Op::Solve:
-    l.second = ma.batch * ma.rows * Matrices(n.operand(1).type()).cols;
-    [[fallthrough]];
   case Op::Inverse:
+    if (SmallBatched::fitsLuSolve(ma.rows)) { // luSolve needs only the info words
+      l.info = ma.batch;
+      break;
+    }
+    if (n.op() == Op::Solve)
+      l.second = ma.batch * ma.rows * Matrices(n.operand(1).type()).cols;
+    [[fallthrough]];
   case Op::Lu:
   case Op::Det:
   case Op::Logdet:
@@ -340,12 +348,14 @@ public:
             blas_, CUBLAS_FILL_MODE_LOWER, trans ? CUBLAS_OP_N : CUBLAS_OP_T, toInt(mc.rows),
             toInt(k), &one_, x + b * mx.size(), mx.ld(), &zero_, c + b * mc.size(), mc.ld()));
     // Column-major lower is row-major upper.
-    kernels_[fmt::format("mirrorUpper<{}>", Lib<T>::name)].launch(tiled(mc.batch, mc.rows, mc.rows),
-                                                                  {&mc.batch, &mc.rows, &c});
+    kernels_[fmt::format("mirrorUpper<{}>", Lib<T>::name)].launch(
+        tiledLaunch(mc.batch, mc.rows, mc.rows, stream_), {&mc.batch, &mc.rows, &c});
   }
 
   void solve(const T* a, const T* rhs, T* x) {
     Matrices mx = result(0);
+    if (SmallBatched::fitsLuSolve(mx.rows))
+      return kernels_.small().luSolve(mx.batch, mx.rows, mx.cols, a, rhs, x, info_, stream_);
     LuFactors lu = factorLu(a, info_);
     if (mx.size() == 0)
       return;
@@ -481,6 +491,8 @@ public:
   /// column-major order, which is X row-major.
   void inverse(const T* a, T* x) {
     Matrices m = operand(0);
+    if (SmallBatched::fitsLuSolve(m.rows))
+      return kernels_.small().luSolve<T>(m.batch, m.rows, m.rows, a, nullptr, x, info_, stream_);
     LuFactors lu = factorLu(a, info_);
     if (m.size() == 0)
       return;
@@ -520,25 +532,9 @@ private:
   void transpose(int64_t batch, int64_t rows, int64_t cols, const T* from, T* to) {
     launchTranspose(batch, rows, cols, from, rows * cols, to, rows * cols);
   }
-  /// Blocks of 32 x 8 threads, one per 32 x 32 tile of rows x cols matrices, and
-  /// along z the first 65535 of `batch` (a kernel loops over the rest).
-  LaunchConfig tiled(int64_t batch, int64_t rows, int64_t cols) const {
-    if ((rows + 31) / 32 > 65535)
-      throw Error(fmt::format("{} rows are too many for one grid of tiles", rows));
-    LaunchConfig c;
-    c.block = dim3(32, 8);
-    c.grid = dim3(static_cast<unsigned>((cols + 31) / 32), static_cast<unsigned>((rows + 31) / 32),
-                  static_cast<unsigned>(std::min<int64_t>(batch, 65535)));
-    c.stream = stream_;
-    return c;
-  }
-
   void launchTranspose(int64_t batch, int64_t rows, int64_t cols, const T* from, int64_t fromStride,
                        T* to, int64_t toStride) {
-    if (batch * rows * cols == 0)
-      return;
-    kernels_[fmt::format("transpose<{}>", Lib<T>::name)].launch(
-        tiled(batch, rows, cols), {&batch, &rows, &cols, &from, &fromStride, &to, &toStride});
+    kernels_.transpose(batch, rows, cols, sizeof(T), from, fromStride, to, toStride, stream_);
   }
 
   void unpackTriangle(int64_t batch, int64_t rows, int64_t cols, const T* from, int64_t ld,
@@ -732,6 +728,38 @@ void runTrace(const HelperKernels& kernels, const ir::Node& n, const void* a, vo
                          {&m.batch, &m.rows, &m.cols, &a, &out});
 }
 
+/// The CPU backend's message for the info word `info` (not 0) of batch item `b` of
+/// `n` (without the "op (%name): " prefix).
+std::string itemFailure(const ir::Node& n, int64_t b, int info) {
+  if (info < 0)
+    return fmt::format("internal error: argument {} of the library call was invalid "
+                       "(batch item {})",
+                       -info, b);
+  switch (n.op()) {
+  case Op::Cholesky:
+    return fmt::format("matrix is not positive definite (batch item {}, leading minor {})", b,
+                       info);
+  case Op::TriangularSolve:
+    return fmt::format("matrix is singular (batch item {}, A({},{}) = 0)", b, info, info);
+  case Op::Matmul:
+  case Op::Solve:
+  case Op::Lu:
+  case Op::Qr:
+  case Op::Inverse:
+  case Op::Det:
+  case Op::Logdet:
+  case Op::Trace:
+  case Op::Syrk:
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_ELEMENTWISE_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_ASSUME_CASES:
+    break;
+  }
+  return fmt::format("matrix is singular (batch item {}, U({},{}) = 0)", b, info, info);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -860,38 +888,27 @@ bool LibraryContext::materialize(const ir::Node& n, void* out, int device, cudaS
 
 std::optional<std::string> LibraryContext::failure(const ir::Node& n, const int* hostInfo) {
   int64_t count = infoCount(n);
-  for (int64_t b = 0; b < count; ++b) {
-    int info = hostInfo[b];
-    if (info == 0)
-      continue;
-    if (info < 0)
-      return fmt::format("internal error: argument {} of the library call was invalid "
-                         "(batch item {})",
-                         -info, b);
-    switch (n.op()) {
-    case Op::Cholesky:
-      return fmt::format("matrix is not positive definite (batch item {}, leading minor {})", b,
-                         info);
-    case Op::TriangularSolve:
-      return fmt::format("matrix is singular (batch item {}, A({},{}) = 0)", b, info, info);
-    case Op::Matmul:
-    case Op::Solve:
-    case Op::Lu:
-    case Op::Qr:
-    case Op::Inverse:
-    case Op::Det:
-    case Op::Logdet:
-    case Op::Trace:
-    case Op::Syrk:
-    GRAPHC_SOURCE_CASES:
-    GRAPHC_ELEMENTWISE_CASES:
-    GRAPHC_SHAPE_CASES:
-    GRAPHC_REDUCE_CASES:
-    GRAPHC_ASSUME_CASES:
-      return fmt::format("matrix is singular (batch item {}, U({},{}) = 0)", b, info, info);
-    }
-  }
+  for (int64_t b = 0; b < count; ++b)
+    if (hostInfo[b] != 0)
+      return itemFailure(n, b, hostInfo[b]);
   return std::nullopt;
+}
+
+void LibraryContext::summarizeInfo(int64_t count, const int* deviceInfo, int* summary,
+                                   cudaStream_t stream) {
+  if (count > 0)
+    HelperKernels::forCurrentDevice()["firstFailure"].launch(
+        LaunchConfig::linear(count, 256, stream), {&count, &deviceInfo, &summary});
+}
+
+std::optional<std::string> LibraryContext::summaryFailure(const ir::Node& n,
+                                                          const int* hostSummary) {
+  uint64_t key = 0; // ~(item << 32 | word), as firstFailure leaves it
+  std::memcpy(&key, hostSummary, sizeof(key));
+  if (key == 0)
+    return std::nullopt;
+  key = ~key;
+  return itemFailure(n, static_cast<int64_t>(key >> 32), static_cast<int>(key & 0xffffffffu));
 }
 
 } // namespace graphc::cuda

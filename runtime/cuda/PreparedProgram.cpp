@@ -61,12 +61,22 @@ void PreparedProgram::prepareSteps() {
   std::vector<codegen::CudaKernel> sources;
   std::vector<codegen::Kernel> kernels;
   for (const passes::Step& s : program_.steps()) {
-    PreparedStep p{PreparedStep::How::Host, &s, s.inputs, s.outputs, {}, {}, nullptr, {}, -1, {}};
+    PreparedStep p{
+        PreparedStep::How::Host, &s, s.inputs, s.outputs, {}, {}, nullptr, {}, -1, -1, 0, {}};
     const ir::Node& first = *s.nodes.front();
     if (s.kind == passes::Step::Kind::Library && LibraryContext::supports(first)) {
       p.how = PreparedStep::How::Library;
-      p.checkOffset = checkWords_;
-      checkWords_ += LibraryContext::infoCount(first);
+      if (int64_t count = LibraryContext::infoCount(first); count > 1) {
+        checkWords_ += checkWords_ % 2; // the summary is 8-byte aligned
+        p.checkOffset = checkWords_;
+        checkWords_ += LibraryContext::kSummaryWords;
+        p.infoOffset = infoWords_;
+        p.infoCount = count;
+        infoWords_ += count;
+      } else {
+        p.checkOffset = checkWords_;
+        checkWords_ += count;
+      }
     } else if (s.nodes.size() == 1 && movesOnDevice(first)) {
       p.how = PreparedStep::How::Move;
       p.inputs.assign(first.operands().begin(), first.operands().end()); // repeats kept
@@ -164,7 +174,7 @@ void PreparedProgram::fuseCholeskySolves() {
       s->how = PreparedStep::How::Absorbed;
       s->inputs.clear();
       s->outputs.clear();
-      s->checkOffset = -1;
+      s->checkOffset = s->infoOffset = -1;
     }
     int64_t batch = ir::numElements(llvm::ArrayRef<int64_t>(ta.shape).drop_back(2));
     c.solve =
@@ -302,7 +312,8 @@ void PreparedProgram::uploadConstants(DevicePool& pool, cudaStream_t stream) {
 }
 
 bool PreparedProgram::callsLibrary() const {
-  return llvm::any_of(steps_, [](const PreparedStep& p) { return p.how == PreparedStep::How::Library; });
+  return llvm::any_of(steps_,
+                      [](const PreparedStep& p) { return p.how == PreparedStep::How::Library; });
 }
 
 std::string PreparedProgram::hows() const {
@@ -332,7 +343,9 @@ std::exception_ptr PreparedProgram::failureOf(const int* words) const {
       continue;
     }
     const ir::Node& n = *p.step->nodes.front();
-    std::optional<std::string> failure = LibraryContext::failure(n, words + p.checkOffset);
+    std::optional<std::string> failure =
+        p.infoOffset >= 0 ? LibraryContext::summaryFailure(n, words + p.checkOffset)
+                          : LibraryContext::failure(n, words + p.checkOffset);
     if (!failure)
       continue;
     std::string who = ir::opName(n.op()).str();

@@ -73,7 +73,11 @@ struct PreparedStep {
   std::unique_ptr<CudaFusedKernel> kernel;
   std::vector<HostStep> host; ///< one per node
   int64_t checkOffset = -1;   ///< its info words or error word in the check words
-  KernelLaunch solve;         ///< a CholeskySolve's launch, without its buffers
+  /// A batched library or CholeskySolve step: its info words (infoCount of them,
+  /// after the check words, never copied back) and, at checkOffset, their summary
+  /// (LibraryContext::summarizeInfo). Else -1: its info words are the check words.
+  int64_t infoOffset = -1, infoCount = 0;
+  KernelLaunch solve; ///< a CholeskySolve's launch, without its buffers
 
   /// True when the step is one kernel launch that reads and writes the caller's
   /// buffers: a captured run's node for it is pointed at each run's buffers.
@@ -112,8 +116,15 @@ public:
   /// The outputs copied at the end of a run.
   const std::vector<OutputCopy>& copies() const { return copies_; }
   void* constant(int i) const { return constants_[i].data(); }
-  /// Ints of check words per run.
+  /// Ints of check words per run: copied back and decoded by failureOf().
   int64_t checkWords() const { return checkWords_; }
+  /// Ints of the words a run's steps write on the device: the check words, then
+  /// the batched steps' info words (summarized into check words).
+  int64_t deviceWords() const { return checkWords_ + infoWords_; }
+  /// Where step `p` writes its info words, among the device words.
+  int64_t infoWord(const PreparedStep& p) const {
+    return p.infoOffset >= 0 ? checkWords_ + p.infoOffset : p.checkOffset;
+  }
   /// True when a run can be captured as a CUDA graph: no host steps, no kernel
   /// that always fails, at most 16 MB of parameters to stage.
   bool capturable() const { return capturable_; }
@@ -159,7 +170,7 @@ private:
   std::vector<OutputCopy> copies_;
   std::vector<DeviceBuffer> constants_;
   std::optional<SmallBatched> small_; ///< made when a CholeskySolve step needs it
-  int64_t checkWords_ = 0;
+  int64_t checkWords_ = 0, infoWords_ = 0;
   bool capturable_ = true;
 };
 

@@ -345,7 +345,7 @@ SmallBatched::SmallBatched() {
 
 ModuleSource SmallBatched::moduleSource() {
   ModuleSource source{std::string(kSmallBatchedSource) + spdSolveKernelsSource() +
-                          blockedSolveKernelsSource(),
+                          blockedSolveKernelsSource() + tinyLuKernelsSource(),
                       "graphc_small_batched.cu",
                       {}};
   for (const char* type : {"float", "double"}) {
@@ -357,6 +357,8 @@ ModuleSource SmallBatched::moduleSource() {
       source.nameExpressions.push_back(kernelName("blockCholeskySolve", type, rows));
     source.nameExpressions.push_back(kernelName("invertTriangles", type));
     source.nameExpressions.push_back(kernelName("solveVector", type));
+    for (int n = 1; n <= kTinyLuMaxN; ++n)
+      source.nameExpressions.push_back(fmt::format("tinyLuSolve<{}, {}>", type, n));
   }
   return source;
 }
@@ -433,6 +435,17 @@ void SmallBatched::triangularSolve(int64_t batch, int64_t n, int64_t cols, const
                {slot(batch), slot(dim), slot(c), slot(a), slot(b), slot(x), slot(info), slot(lower),
                 slot(transpose), slot(unit)})
       .enqueue(stream);
+}
+
+template <typename T>
+void SmallBatched::luSolve(int64_t batch, int64_t n, int64_t cols, const T* a, const T* b, T* x,
+                           int* info, cudaStream_t stream) const {
+  if (!fitsLuSolve(n))
+    throw Error(fmt::format("internal error: tiny LU solve of n = {}", n));
+  KernelLaunch l{kernel(fmt::format("tinyLuSolve<{}, {}>", typeName<T>(), n)),
+                 LaunchConfig::linear(batch * cols, 128, stream),
+                 {slot(batch), slot(cols), slot(a), slot(b), slot(x), slot(info)}};
+  l.enqueue(stream);
 }
 
 KernelLaunch SmallBatched::choleskySolveLaunch(int64_t batch, const SpdMatrices& form, int64_t cols,
@@ -549,6 +562,10 @@ template void SmallBatched::triangularSolve<float>(int64_t, int64_t, int64_t, co
 template void SmallBatched::triangularSolve<double>(int64_t, int64_t, int64_t, const double*,
                                                     const double*, double*, TriangleFlags, int*,
                                                     cudaStream_t, int) const;
+template void SmallBatched::luSolve<float>(int64_t, int64_t, int64_t, const float*, const float*,
+                                           float*, int*, cudaStream_t) const;
+template void SmallBatched::luSolve<double>(int64_t, int64_t, int64_t, const double*, const double*,
+                                            double*, int*, cudaStream_t) const;
 template void SmallBatched::gram<float>(int64_t, int64_t, int64_t, const float*, float*,
                                         cudaStream_t) const;
 template void SmallBatched::gram<double>(int64_t, int64_t, int64_t, const double*, double*,

@@ -10,7 +10,8 @@
 // between steps, and written back once. SPD solves go further (SpdSolveKernels.h):
 // a matrix per warp (or part of one) up to n = 32, a matrix per block in registers
 // up to n = 128, and the matrix may be formed from its Gram factor inside the
-// kernel. The diagonal blocks of a large triangle are inverted here too, as a
+// kernel. General matrices up to n = 8 are solved by LU in a thread's registers
+// (TinyLuKernels.h). The diagonal blocks of a large triangle are inverted here too, as a
 // batch of small triangles (BlockedSolve.h). Layouts are the
 // row-major ones of runtime/cuda/Library.h, and the info words are LAPACK's (first failing leading
 // minor; first zero diagonal). LibraryContext::run decides when to use them.
@@ -23,6 +24,7 @@
 #pragma once
 
 #include "runtime/cuda/KernelLibrary.h"
+#include "runtime/cuda/TinyLuKernels.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -123,6 +125,17 @@ public:
   void invertTriangles(int64_t n, int64_t nb, const T* t, int64_t ld, bool upper, bool unit,
                        T* inverses, cudaStream_t stream) const;
 
+  /// True when luSolve() takes general n x n matrices (n <= kTinyLuMaxN).
+  static bool fitsLuSolve(int64_t n) { return n > 0 && n <= kTinyLuMaxN; }
+  /// x = A^-1 B for the `batch` row-major general n x n matrices `a` and n x cols
+  /// right-hand sides `b` (a null `b`: the identity, cols = n, x = A^-1), by LU with
+  /// getrf's partial pivoting, a thread per column (TinyLuKernels.h). info[b] is
+  /// getrf's: 0, or 1 + the first step whose pivot is zero; that item's x is then
+  /// not finite.
+  template <typename T>
+  void luSolve(int64_t batch, int64_t n, int64_t cols, const T* a, const T* b, T* x, int* info,
+               cudaStream_t stream) const;
+
   /// Solves op(A) y = b for one vector per item of a batch: A row-major n x n (`a`,
   /// items `aStride` apart; its lower triangle with `lower`, else its upper, read
   /// transposed with `transpose`, ones on the diagonal with `unit`), b in `y` on
@@ -131,8 +144,8 @@ public:
   /// about 3 us per block (0.14 ms at n = 3000, f64, H200), against 4 us per 64 rows
   /// for cuBLAS's trsv.
   template <typename T>
-  void solveVector(int64_t batch, int64_t n, const T* a, int64_t aStride, TriangleFlags flags,
-                   T* y, int64_t yStride, int* counters, cudaStream_t stream) const;
+  void solveVector(int64_t batch, int64_t n, const T* a, int64_t aStride, TriangleFlags flags, T* y,
+                   int64_t yStride, int* counters, cudaStream_t stream) const;
 
   /// The kernels' CUDA C++ and name expressions (what the constructor compiles).
   static ModuleSource moduleSource();

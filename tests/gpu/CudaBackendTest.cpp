@@ -208,18 +208,20 @@ graph @spd(%x: {0}[16,{1},{2}], %b: {0}[16,{1},{3}]) {{
 
 TEST(CudaBackend, DataMovementRunsOnTheDevice) {
   GRAPHC_REQUIRE_GPU();
-  // Each data-movement op alone (a group of its own), in three element sizes, and
+  // Each data-movement op alone (a group of its own; a batch of matrix transposes
+  // over several tiles through the tiled kernel), in three element sizes, and
   // between fused kernels: every step on the device, the results the cpu's.
   const char* ops = R"(
-graph @moves(%x: {0}[3,4,5], %y: {0}[3,2,5], %v: {0}[2,6]) {{
+graph @moves(%x: {0}[3,4,5], %y: {0}[3,2,5], %v: {0}[2,6], %z: {0}[2,37,70]) {{
   %t = transpose %x {{perm=[2,0,1]}}
+  %b = transpose %z {{perm=[0,2,1]}}
   %s = slice %x {{start=[1,0,1], stop=[3,4,5], stride=[1,2,3]}}
   %c = concat %x, %y, %x {{axis=1}}
   %d = diag %v
   %p = diag_part %x
   %u = triu %x {{k=1}}
   %l = tril %x {{k=-1}}
-  return %t, %s, %c, %d, %p, %u, %l
+  return %t, %b, %s, %c, %d, %p, %u, %l
 }})";
   const char* mixed = R"(
 graph @mixed(%x: f64[6,8], %w: f64[8,6]) {
@@ -234,7 +236,7 @@ graph @mixed(%x: f64[6,8], %w: f64[8,6]) {
 })";
   for (const char* dtype : {"f64", "f32", "i32"}) {
     auto g = ir::parseGraph(fmt::format(fmt::runtime(ops), dtype));
-    EXPECT_EQ(cuda::PreparedProgram(*g).hows(), "Move Move Move Move Move Move Move");
+    EXPECT_EQ(cuda::PreparedProgram(*g).hows(), "Move Move Move Move Move Move Move Move");
     expectSameAsCpu(*g, 17, "none");
   }
   auto g = ir::parseGraph(mixed);

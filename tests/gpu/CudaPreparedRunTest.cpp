@@ -7,7 +7,8 @@
 // outputs (staged and copied, or read in place when too large to copy every
 // run); K deferred runs with one wait, on several lanes, in order where they
 // depend on each other; failures reported by finish() with their
-// run (solver info words and kernel error words, beyond the check ring's size);
+// run (solver info words and kernel error words, beyond the check ring's size;
+// a batch's first failing item, summarized on the device);
 // and concurrent run() calls from several threads.
 //
 //===----------------------------------------------------------------------===//
@@ -25,6 +26,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <thread>
 
@@ -355,6 +357,74 @@ TEST(CudaPreparedRun, FinishNamesTheFailedRunBeyondTheRing) {
   EXPECT_LE(testing::relativeDifference(cuda::toHost(outs[299]), want), 1e-12);
   exe->enqueue({spd}, {outs[0]});
   EXPECT_NO_THROW(exe->finish());
+}
+
+/// n x n identities with `shift` on the diagonal and 1/n everywhere else, but for
+/// the items in `bad`, whose column 1 (cholesky: entry (1,1)) is zero.
+Array batchOf(int64_t batch, int64_t n, double shift, const std::vector<int64_t>& bad) {
+  std::vector<double> v(batch * n * n, 1.0 / n);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t d = 0; d < n; ++d)
+      v[(b * n + d) * n + d] += shift;
+    if (std::count(bad.begin(), bad.end(), b))
+      for (int64_t i = 0; i < n; ++i)
+        v[(b * n + i) * n + 1] = v[(b * n + 1) * n + i] = 0;
+  }
+  return Array::fromVector<double>(v, {batch, n, n});
+}
+
+/// A batch's info words stay on the device: a run copies back only the first
+/// failing item and its word, whatever the batch size; captured or deferred runs
+/// name that item, and a good run after a failed one succeeds.
+TEST(CudaPreparedRun, BatchedFailuresNameTheFirstItem) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(R"(
+graph @bad(%a: f64[5000,4,4], %s: f64[3000,8,8], %b: f64[5000,4,2]) {
+  %x = solve %a, %b
+  %l = cholesky %s
+  return %x, %l
+})");
+  auto exe = getBackend("cuda").compile(*g);
+  std::vector<double> b(5000 * 4 * 2);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = std::sin(0.1 * i);
+  Array rhs = cuda::toDevice(Array::fromVector<double>(b, {5000, 4, 2}));
+  Array a = cuda::toDevice(batchOf(5000, 4, 2.0, {})),
+        s = cuda::toDevice(batchOf(3000, 8, 1.0, {}));
+  Array badA = cuda::toDevice(batchOf(5000, 4, 2.0, {4999, 1234, 2000}));
+  Array badS = cuda::toDevice(batchOf(3000, 8, 1.0, {2999, 17}));
+  std::vector<Array> outs = deviceOutputs(*exe);
+  for (int k = 0; k < 3; ++k) // the first run steps, the next ones replay a graph
+    EXPECT_NO_THROW(exe->run({a, s, rhs}, outs));
+  std::string solveFails = "solve (%x): matrix is singular (batch item 1234, U(2,2) = 0)";
+  std::string cholFails =
+      "cholesky (%l): matrix is not positive definite (batch item 17, leading minor 2)";
+  for (int k = 0; k < 2; ++k) {
+    try {
+      exe->run({badA, s, rhs}, outs);
+      ADD_FAILURE() << "expected " << solveFails;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.message(), solveFails);
+    }
+    try {
+      exe->run({a, badS, rhs}, outs);
+      ADD_FAILURE() << "expected " << cholFails;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.message(), cholFails);
+    }
+    EXPECT_NO_THROW(exe->run({a, s, rhs}, outs));
+  }
+  exe->enqueue({a, s, rhs}, outs);
+  exe->enqueue({a, badS, rhs}, outs);
+  try {
+    exe->finish();
+    ADD_FAILURE() << "expected the failure of run 1";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "@bad: run 1 of 2 enqueued: " + cholFails);
+  }
+  std::vector<Array> want =
+      getBackend("cpu").compile(*g)->run({cuda::toHost(a), cuda::toHost(s), cuda::toHost(rhs)});
+  expectOutputs(exe->run({a, s, rhs}), want, "good inputs after failures");
 }
 
 TEST(CudaPreparedRun, KernelErrorWordsOfDeferredRuns) {

@@ -4,11 +4,15 @@
 // matrices, which LibraryContext runs through cuBLAS's batched routines
 // (getrfBatched, getrsBatched, geqrfBatched and the householderQ helper kernel),
 // against the CPU backend: batches of 1 (the cuSOLVER loop), 3, 64 and 512 at
-// n = 1, 5, 32 and 100 in f32 and f64; a singular item in the middle of a batch;
+// n = 1, 5, 32 and 100 in f32 and f64; solves and inverses of tiny matrices
+// (SmallBatched's LU in registers, n <= 8) at every n it takes and the first it
+// does not, one right-hand side or many; a singular item in the middle of a batch;
 // and, disabled, the batched routines timed against the loop over cuSOLVER.
 //
 //===----------------------------------------------------------------------===//
 #include "LibraryTestUtil.h"
+
+#include "runtime/cuda/TinyLuKernels.h"
 
 #include <cstdio>
 
@@ -73,6 +77,23 @@ TEST(BatchedLibrary, QrMatchesTheCpu) {
                           fmt::format("qr {}x{} {}", rows, cols, label(dt, batch, n)));
 }
 
+TEST(BatchedLibrary, TinySolvesMatchTheCpu) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (int64_t n = 1; n <= cuda::kTinyLuMaxN + 1; ++n)
+      for (int64_t batch : {1, 7, 1000})
+        for (int64_t cols : {1, 3, 40}) {
+          std::string what = fmt::format("{} cols={}", label(dt, batch, n), cols);
+          // f64 pivots are clear on plain random matrices: pivoting really happens.
+          Array a =
+              dt == DType::F64 ? randn(dt, {batch, n, n}, 70 + n) : shifted(dt, batch, n, n, 70);
+          expectSameAsCpu(Op::Solve, {a, randn(dt, {batch, n, cols}, 71)}, {}, "solve " + what,
+                          /*capture=*/cols == 3);
+          if (cols == 1)
+            expectSameAsCpu(Op::Inverse, {a}, {}, "inverse " + what);
+        }
+}
+
 /// A batch whose item `item` has column `column` zeroed: exactly singular with
 /// U(column+1, column+1) = 0 after whatever pivoting the other columns cause.
 Array withZeroColumn(DType dtype, int64_t batch, int64_t n, int64_t item, int64_t column) {
@@ -87,6 +108,8 @@ TEST(BatchedLibrary, SingularItemHasTheCpuMessage) {
   for (DType dt : kFloats)
     for (auto [batch, n, item, column] :
          {std::tuple<int64_t, int64_t, int64_t, int64_t>{3, 5, 1, 2},
+          {1000, 4, 999, 0},
+          {9, 8, 4, 7},
           {64, 32, 37, 20},
           {512, 100, 300, 99}}) {
       SCOPED_TRACE(label(dt, batch, n));

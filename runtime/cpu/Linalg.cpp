@@ -5,8 +5,9 @@
 // float and double routines to one name, so each op is written once. Matrices of
 // order up to small::kMaxSmallN (16) are factored and solved by the loops of
 // runtime/cpu/SmallLinalg.h instead, the batch split over the thread pool when it
-// is large: lu, inverse, det and logdet factor with them, and solve, cholesky and
-// left-side triangular_solve run entirely on them.
+// is large: lu, inverse, det and logdet factor with them, and solve, cholesky,
+// left-side triangular_solve, matmul and syrk (all dimensions small) run entirely
+// on them.
 //
 // LAPACK failures are errors naming the op and every failing batch item (counted
 // from 0); matrix positions follow LAPACK and count from 1:
@@ -129,18 +130,23 @@ bool isSmall(int64_t n) {
 /// calling thread alone.
 constexpr int64_t kParallelWork = int64_t{1} << 16;
 
-/// info = item(b) for every batch item, split over the thread pool when `work` (the
-/// whole batch's) pays for the threads (0: on this thread); the nonzero infos go to
-/// `failures` in batch order.
-template <typename F>
-void forEachItem(int64_t batch, int64_t work, ItemFailures& failures, F&& item) {
-  std::vector<lapack_int> info(batch, 0);
+/// item(b) for every batch item, split over the thread pool when `work` (the whole
+/// batch's) pays for the threads (0: on this thread).
+template <typename F> void forEachItem(int64_t batch, int64_t work, F&& item) {
   ThreadPool& pool = ThreadPool::global();
   pool.parallelFor(batch, work >= kParallelWork ? pool.threads() : 1,
                    [&](int64_t begin, int64_t end) {
                      for (int64_t b = begin; b < end; ++b)
-                       info[b] = item(b);
+                       item(b);
                    });
+}
+
+/// forEachItem where item(b) returns LAPACK's info: the nonzero ones go to
+/// `failures` in batch order.
+template <typename F>
+void forEachItem(int64_t batch, int64_t work, ItemFailures& failures, F&& item) {
+  std::vector<lapack_int> info(batch, 0);
+  forEachItem(batch, work, [&](int64_t b) { info[b] = item(b); });
   for (int64_t b = 0; b < batch; ++b)
     if (info[b])
       failures.add(b, info[b]);
@@ -181,6 +187,14 @@ template <typename T> Array matmul(const Step& s, const Array& a, const Array& b
   bool ta = s.attrs.flag("transpose_a"), tb = s.attrs.flag("transpose_b");
   Matrices ma(a), mb(b), mc(s.type().shape);
   int64_t k = ta ? ma.rows : ma.cols;
+  if (mc.size() > 0 && isSmall(mc.rows) && isSmall(mc.cols) && isSmall(k)) {
+    Array c = Array::empty(s.type().dtype, s.type().shape);
+    forEachItem(mc.batch, mc.batch * mc.size() * k, [&](int64_t i) {
+      small::gemm(static_cast<int>(mc.rows), static_cast<int>(mc.cols), static_cast<int>(k), ta,
+                  tb, ma.item<T>(a, i), mb.item<T>(b, i), mc.item<T>(c, i));
+    });
+    return c;
+  }
   Array c = Array::zeros(s.type().dtype, s.type().shape);
   if (mc.size() == 0 || k == 0)
     return c;
@@ -197,6 +211,15 @@ template <typename T> Array syrk(const Step& s, const Array& x) {
   bool trans = s.attrs.flag("transpose");
   Matrices mx(x), mc(s.type().shape);
   int64_t n = mc.rows, k = trans ? mx.rows : mx.cols;
+  if (isSmall(n) && isSmall(k)) { // op(X) op(X)' as a product: exactly symmetric
+    Array c = Array::empty(s.type().dtype, s.type().shape);
+    forEachItem(mc.batch, mc.batch * mc.size() * k, [&](int64_t b) {
+      const T* px = mx.item<T>(x, b);
+      small::gemm(static_cast<int>(n), static_cast<int>(n), static_cast<int>(k), trans, !trans,
+                  px, px, mc.item<T>(c, b));
+    });
+    return c;
+  }
   Array c = Array::zeros(s.type().dtype, s.type().shape);
   if (mc.size() == 0 || k == 0)
     return c;
@@ -264,17 +287,20 @@ template <typename T> void zeroTriangle(Array& a, bool upperPart) {
 
 template <typename T> Array cholesky(const Step& s, const Array& a) {
   bool upper = s.attrs.flag("upper");
-  Array l = a.clone();
-  Matrices m(l);
+  Matrices m(a);
   ItemFailures indefinite(m.batch);
   auto leadingMinor = [](lapack_int info) { return fmt::format("leading minor {}", info); };
-  if (isSmall(m.rows)) { // potrf zeroes the other triangle itself
+  if (isSmall(m.rows)) { // each item copied where it is factored; potrf zeroes the other half
+    Array l = Array::empty(a.dtype(), a.shape());
     int n = static_cast<int>(m.rows);
-    forEachItem(m.batch, m.batch * n * n * n, indefinite,
-                [&](int64_t b) { return small::potrf(n, upper, m.item<T>(l, b)); });
+    forEachItem(m.batch, m.batch * n * n * n, indefinite, [&](int64_t b) {
+      std::memcpy(m.item<T>(l, b), m.item<T>(a, b), sizeof(T) * m.size());
+      return small::potrf(n, upper, m.item<T>(l, b));
+    });
     indefinite.throwIfAny(s, "matrix is not positive definite", leadingMinor);
     return l;
   }
+  Array l = a.clone();
   for (int64_t b = 0; b < m.batch && m.rows > 0; ++b) {
     lapack_int info =
         Lapack<T>::potrf(LAPACK_ROW_MAJOR, upper ? 'U' : 'L', m.rows, m.item<T>(l, b), m.ld());
@@ -290,13 +316,16 @@ template <typename T> Array cholesky(const Step& s, const Array& a) {
 template <typename T> Array triangularSolve(const Step& s, const Array& a, const Array& rhs) {
   bool lower = s.attrs.flag("lower"), right = s.attrs.flag("right_side");
   bool trans = s.attrs.flag("transpose_a"), unit = s.attrs.flag("unit_diagonal");
-  Array x = rhs.clone();
-  Matrices ma(a), mx(x);
-  ItemFailures singular(ma.batch);
+  Matrices ma(a), mx(rhs);
   bool useSmall = !right && isSmall(ma.rows);
+  // The small loops copy each item where they solve it; LAPACK's run on a copy.
+  Array x = useSmall ? Array::empty(rhs.dtype(), rhs.shape()) : rhs.clone();
+  ItemFailures singular(ma.batch);
   int64_t work = useSmall ? ma.batch * ma.size() * mx.cols : 0; // LAPACK's on this thread
   forEachItem(ma.batch, work, singular, [&](int64_t b) -> lapack_int {
     const T* pa = ma.item<T>(a, b);
+    if (useSmall)
+      std::memcpy(mx.item<T>(x, b), mx.item<T>(rhs, b), sizeof(T) * mx.size());
     for (int64_t i = 0; i < ma.rows && !unit; ++i)
       if (pa[i * ma.cols + i] == T(0))
         return static_cast<lapack_int>(i + 1); // the first zero on the diagonal, from 1

@@ -3,7 +3,9 @@
 // Each kernel is written once over `template <typename T, int N>`, where N is the
 // matrix order known at compile time (1..8: the loops unroll) or 0 for an order
 // known at run time only; dispatch() picks the instance. The loops follow the
-// unblocked LAPACK routines named in SmallLinalg.h, in row-major storage.
+// unblocked LAPACK routines named in SmallLinalg.h, in row-major storage. The file
+// is compiled with -O3 (runtime/cpu/CMakeLists.txt): the loops over a row need the
+// vectorizer's full cost model.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/SmallLinalg.h"
@@ -82,8 +84,9 @@ template <typename T, int N> int getrfN(int order, T* a, int* ipiv) {
 }
 
 /// dgetrs: the row swaps, then L (unit lower) and U.
-template <typename T, int N> void getrsN(int order, int cols, const T* lu, const int* ipiv, T* b) {
-  const int n = N ? N : order;
+template <typename T, int N, int Cols>
+void getrsN(int order, int columns, const T* lu, const int* ipiv, T* b) {
+  const int n = N ? N : order, cols = Cols ? Cols : columns;
   for (int k = 0; k < n; ++k)
     if (int p = ipiv[k] - 1; p != k)
       for (int c = 0; c < cols; ++c)
@@ -147,9 +150,9 @@ template <typename T, int N> int potrfN(int order, bool upper, T* a) {
 
 /// Substitution with the n x n triangular `m` (lower: forwards; upper: backwards)
 /// over the `cols` columns of `b`: b(i,:) = (b(i,:) - sum m(i,k) b(k,:)) / m(i,i).
-template <typename T, int N, bool Lower>
-void substitute(int order, int cols, bool unit, const T* m, T* b) {
-  const int n = N ? N : order;
+template <typename T, int N, bool Lower, int Cols>
+void substituteN(int order, int columns, bool unit, const T* m, T* b) {
+  const int n = N ? N : order, cols = Cols ? Cols : columns;
   for (int s = 0; s < n; ++s) {
     int i = Lower ? s : n - 1 - s;
     T* bi = b + i * cols;
@@ -163,6 +166,15 @@ void substitute(int order, int cols, bool unit, const T* m, T* b) {
       for (int c = 0; c < cols; ++c)
         bi[c] /= m[i * n + i];
   }
+}
+
+/// substituteN with one right-hand side known at compile time.
+template <typename T, int N, bool Lower>
+void substitute(int order, int cols, bool unit, const T* m, T* b) {
+  if (cols == 1)
+    substituteN<T, N, Lower, 1>(order, 1, unit, m, b);
+  else
+    substituteN<T, N, Lower, 0>(order, cols, unit, m, b);
 }
 
 /// dtrsm, left side: op(A) (A' copied out first) by substitution.
@@ -182,6 +194,30 @@ void trsmN(int order, int cols, bool lower, bool trans, bool unit, const T* a, T
     substitute<T, N, false>(n, cols, unit, a, b);
 }
 
+/// gemm with the transposes known: each row of C accumulated from the rows of
+/// op(B) (a transposed B copied out first), so the inner loop runs along rows.
+template <typename T, bool TransA, bool TransB>
+void gemmT(int m, int n, int k, const T* a, const T* b, T* c) {
+  T t[kMaxSmallN * kMaxSmallN];
+  if (TransB) { // op(B) = B': k x n
+    for (int p = 0; p < k; ++p)
+      for (int j = 0; j < n; ++j)
+        t[p * n + j] = b[j * k + p];
+    b = t;
+  }
+  for (int i = 0; i < m; ++i) {
+    T row[kMaxSmallN] = {}; // in registers: C may alias nothing the loop reads
+    for (int p = 0; p < k; ++p) {
+      T aip = TransA ? a[p * m + i] : a[i * k + p];
+      const T* bp = b + p * n;
+      for (int j = 0; j < n; ++j)
+        row[j] += aip * bp[j];
+    }
+    for (int j = 0; j < n; ++j)
+      c[i * n + j] = row[j];
+  }
+}
+
 } // namespace
 
 template <typename T> int getrf(int n, T* a, int* ipiv) {
@@ -189,7 +225,12 @@ template <typename T> int getrf(int n, T* a, int* ipiv) {
 }
 
 template <typename T> void getrs(int n, int cols, const T* lu, const int* ipiv, T* b) {
-  dispatch(n, [&](auto N) { getrsN<T, N()>(n, cols, lu, ipiv, b); });
+  dispatch(n, [&](auto N) {
+    if (cols == 1)
+      getrsN<T, N(), 1>(n, 1, lu, ipiv, b);
+    else
+      getrsN<T, N(), 0>(n, cols, lu, ipiv, b);
+  });
 }
 
 template <typename T> int potrf(int n, bool upper, T* a) {
@@ -201,6 +242,15 @@ void trsm(int n, int cols, bool lower, bool trans, bool unit, const T* a, T* b) 
   dispatch(n, [&](auto N) { trsmN<T, N()>(n, cols, lower, trans, unit, a, b); });
 }
 
+template <typename T>
+void gemm(int m, int n, int k, bool transA, bool transB, const T* a, const T* b, T* c) {
+  if (transA)
+    return transB ? gemmT<T, true, true>(m, n, k, a, b, c)
+                  : gemmT<T, true, false>(m, n, k, a, b, c);
+  return transB ? gemmT<T, false, true>(m, n, k, a, b, c)
+                : gemmT<T, false, false>(m, n, k, a, b, c);
+}
+
 template int getrf<float>(int, float*, int*);
 template int getrf<double>(int, double*, int*);
 template void getrs<float>(int, int, const float*, const int*, float*);
@@ -209,5 +259,7 @@ template int potrf<float>(int, bool, float*);
 template int potrf<double>(int, bool, double*);
 template void trsm<float>(int, int, bool, bool, bool, const float*, float*);
 template void trsm<double>(int, int, bool, bool, bool, const double*, double*);
+template void gemm<float>(int, int, int, bool, bool, const float*, const float*, float*);
+template void gemm<double>(int, int, int, bool, bool, const double*, const double*, double*);
 
 } // namespace graphc::cpu::small

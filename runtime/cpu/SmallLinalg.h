@@ -1,7 +1,8 @@
 //===- runtime/cpu/SmallLinalg.h - Factorizations of tiny matrices -*- C++ -*-===//
 //
 // Internal to the cpu backend. LU with partial pivoting, Cholesky and the solves
-// with their factors for one row-major n x n matrix with n <= kMaxSmallN, as plain
+// with their factors (and the products) for row-major matrices of order up to
+// kMaxSmallN, as plain
 // loops that the compiler unrolls for each n up to 8 (and as loops over a run-time
 // n up to kMaxSmallN): for batches of tiny systems one LAPACK call per matrix costs
 // far more than the arithmetic (runtime/cpu/Linalg.cpp splits such batches over
@@ -45,5 +46,11 @@ template <typename T> int potrf(int n, bool upper, T* a);
 /// (`unit`). The diagonal has no zeros (the caller checks).
 template <typename T>
 void trsm(int n, int cols, bool lower, bool trans, bool unit, const T* a, T* b);
+
+/// C = op(A) op(B) for the m x n `c`, op(A) m x k (A stored k x m with `transA`),
+/// op(B) k x n (B stored n x k with `transB`); sums over k in order. With B = A
+/// and transB = !transA it is syrk's C = X X' (or X' X), exactly symmetric.
+template <typename T>
+void gemm(int m, int n, int k, bool transA, bool transB, const T* a, const T* b, T* c);
 
 } // namespace graphc::cpu::small

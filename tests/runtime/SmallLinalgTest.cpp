@@ -7,7 +7,7 @@
 // enough to be split over the thread pool, orders 17 and 20 (LAPACK's path)
 // beside them: solve, cholesky and triangular_solve, f32 and f64, with singular,
 // indefinite and NaN items among good ones, reported per item as LAPACK reports
-// them.
+// them. Batched matmul and syrk of small matrices against loops.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/SmallLinalg.h"
@@ -23,6 +23,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace graphc::testing {
@@ -182,6 +183,45 @@ TEST(SmallLinalg, BatchedSolveCholeskyAndTriangularSolve) {
           expectSolved(
               op, x, bd, batch, n, cols, dt,
               fmt::format("triangular_solve upper={} trans={} unit={}", upper, trans, unit));
+        }
+      }
+    }
+}
+
+TEST(SmallLinalg, BatchedMatmulAndSyrkAgainstLoops) {
+  for (DType dt : kTypes)
+    for (auto [m, n, k] : {std::tuple{4, 4, 4}, {3, 5, 2}, {16, 1, 16}, {16, 16, 17}, {7, 9, 8}}) {
+      SCOPED_TRACE(fmt::format("{} {}x{}x{}", ir::dtypeName(dt).str(), m, n, k));
+      int64_t batch = 1200; // split over the pool for 4 x 4 x 4 already
+      for (int flags = 0; flags < 4; ++flags) {
+        bool ta = flags & 1, tb = flags & 2;
+        Array a = randn(dt, {batch, ta ? k : m, ta ? m : k}, 1400 + flags);
+        Array b = randn(dt, {batch, tb ? n : k, tb ? k : n}, 1500 + flags);
+        ir::Attrs attrs;
+        attrs.set("transpose_a", ta).set("transpose_b", tb);
+        std::vector<double> c = doubles(runOp1(Op::Matmul, {a, b}, attrs));
+        std::vector<double> ad = doubles(a), bd = doubles(b);
+        for (int64_t i = 0; i < batch; i += 199) {
+          std::vector<double> ai = batchItem(ad, i, m * k), bi = batchItem(bd, i, k * n);
+          expectClose(batchItem(c, i, m * n),
+                      matmulRef(ta ? transposeRef(ai, k, m) : ai, tb ? transposeRef(bi, n, k) : bi,
+                                m, k, n),
+                      tolerance(dt, 4.0 * k), fmt::format("matmul ta={} tb={} item {}", ta, tb, i));
+        }
+      }
+      for (bool trans : {false, true}) {
+        Array x = randn(dt, {batch, trans ? k : m, trans ? m : k}, 1600 + trans);
+        ir::Attrs attrs;
+        attrs.set("transpose", trans);
+        std::vector<double> c = doubles(runOp1(Op::Syrk, {x}, attrs)), xd = doubles(x);
+        for (int64_t i = 0; i < batch; i += 199) {
+          std::vector<double> xi = batchItem(xd, i, m * k);
+          if (trans)
+            xi = transposeRef(xi, k, m);
+          std::vector<double> ci = batchItem(c, i, m * m);
+          expectClose(ci, matmulRef(xi, transposeRef(xi, m, k), m, k, m), tolerance(dt, 4.0 * k),
+                      fmt::format("syrk trans={} item {}", trans, i));
+          EXPECT_EQ(ci, transposeRef(ci, m, m)) << "syrk is exactly symmetric";
         }
       }
     }

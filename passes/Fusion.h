@@ -149,7 +149,9 @@ struct FusionOption {
 using FusionPolicy = std::function<double(const FusionOption&)>;
 
 /// The default policy: a producer is worth its result's bytes (not written and read
-/// back); siblings are worth the bytes of the inputs they share (read once, not twice).
+/// back), unless a group without reductions would compute it again at thousands of
+/// points per element (an arithmetic op feeding a broadcast); siblings are worth the
+/// bytes of the inputs they share (read once, not twice).
 double defaultFusionPolicy(const FusionOption& option);
 
 /// One unit of the schedule: a kernel group or a library call.

@@ -8,6 +8,9 @@
 
 #include "ir/Parser.h"
 
+#include <algorithm>
+#include <fmt/format.h>
+
 #include <gtest/gtest.h>
 
 namespace graphc::passes {
@@ -79,6 +82,40 @@ TEST(Fusion, SiblingsOfDifferentInputsMergeWhenThePolicyWantsIt) {
   FusionPartition p = partitionForFusion(*g, [](const FusionOption&) { return 1.0; });
   ASSERT_EQ(p.groups.size(), 1u);
   EXPECT_EQ(p.groups[0].reductions.size(), 2u);
+}
+
+/// The square root of per-column values broadcast over a 2^20 x 64 domain would be
+/// computed again at 16384 points per element: it makes a group of its own. A
+/// cast is not arithmetic, and a small domain or a producer of the domain's own
+/// reduction (layernorm's rsqrt of the variance, computed once per row) joins.
+TEST(Fusion, ArithmeticBroadcastOverAHugeDomainIsNotRecomputed) {
+  auto graph = [](const char* rows, const char* reduced) {
+    return ir::parseGraph(fmt::format(R"(
+graph @g(%x: f32[{0},64], %p: f32[{1},64]) {{
+  %v = mean %p {{axes=[0], keepdims}}
+  %s = sqrt %v
+  %c = cast %s {{dtype=f64}}
+  %cs = cast %c {{dtype=f32}}
+  %sb = broadcast_to %cs {{shape=[{0},64]}}
+  %r = div %x, %sb
+  return %r
+}})",
+                                      rows, reduced));
+  };
+  // Whether sqrt (node 3) is in the group of div (node 7).
+  auto withDiv = [](const ir::Graph& g) {
+    for (const FusionGroup& group : partitionForFusion(g).groups)
+      if (std::count(group.nodes.begin(), group.nodes.end(), g.nodes()[3]))
+        return std::count(group.nodes.begin(), group.nodes.end(), g.nodes()[7]) > 0;
+    return false;
+  };
+  auto huge = graph("1048576", "64");
+  EXPECT_FALSE(withDiv(*huge));
+  EXPECT_EQ(partitionForFusion(*huge).reason(*huge->nodes()[4], 0), "the cost policy declined it");
+  EXPECT_TRUE(withDiv(*graph("1024", "64")));
+  auto layernormLike = graph("1048576", "1048576");
+  EXPECT_TRUE(withDiv(*layernormLike));
+  EXPECT_EQ(partitionForFusion(*layernormLike).groups.size(), 1u);
 }
 
 /// Two groups can wait for each other through a third: {%ym, %w} feeds %f's group

@@ -1,5 +1,7 @@
 # Locates graphc's third-party dependencies and wraps each in one imported target:
 #   graphc::llvm    LLVM ADT/Support from Debian's llvm-14-dev, linked statically
+#   graphc::llvm_jit  LLVM's IR, optimizer, X86 code generator and ORC JIT, linked
+#                   statically (the cpu backend's compiled kernels)
 #   graphc::fmt     fmt, header-only
 #   graphc::lapack  LAPACKE + OpenBLAS (+ libgfortran/libquadmath), linked statically
 #   graphc::dlpack  dlpack.h, the tensor exchange format (Debian's libdlpack-dev)
@@ -21,6 +23,18 @@ target_include_directories(graphc_llvm SYSTEM INTERFACE ${GRAPHC_LLVM_ROOT}/incl
 target_link_libraries(graphc_llvm INTERFACE ${LLVM_SUPPORT_LIB} ${LLVM_DEMANGLE_LIB}
                       ${TINFO_STATIC_LIB} ${Z_STATIC_LIB} pthread dl rt m)
 add_library(graphc::llvm ALIAS graphc_llvm)
+
+# The static libraries of the components the cpu backend's JIT needs, as llvm-config
+# lists them (dependencies included, in link order); never libLLVM-14.so.
+find_program(LLVM_CONFIG llvm-config PATHS ${GRAPHC_LLVM_ROOT}/bin NO_DEFAULT_PATH REQUIRED)
+execute_process(COMMAND ${LLVM_CONFIG} --link-static --libfiles orcjit x86codegen passes irreader
+                OUTPUT_VARIABLE LLVM_JIT_LIBS OUTPUT_STRIP_TRAILING_WHITESPACE
+                COMMAND_ERROR_IS_FATAL ANY)
+separate_arguments(LLVM_JIT_LIBS UNIX_COMMAND "${LLVM_JIT_LIBS}")
+add_library(graphc_llvm_jit INTERFACE)
+target_link_libraries(graphc_llvm_jit INTERFACE ${LLVM_JIT_LIBS} ${TINFO_STATIC_LIB} ${Z_STATIC_LIB}
+                      graphc_llvm)
+add_library(graphc::llvm_jit ALIAS graphc_llvm_jit)
 
 find_path(LAPACKE_INCLUDE_DIR lapacke.h REQUIRED)
 find_library(LAPACKE_STATIC_LIB liblapacke.a REQUIRED)

@@ -15,7 +15,7 @@ include(CMakePackageConfigHelpers)
 set(GRAPHC_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/graphc")
 
 # The exported targets: graphc_NAME as graphc::NAME, graphc_lib as graphc::graphc.
-set(graphc_exported graphc_fmt graphc_llvm graphc_lapack graphc_dlpack graphc_support graphc_ir graphc_passes
+set(graphc_exported graphc_fmt graphc_llvm graphc_llvm_jit graphc_lapack graphc_dlpack graphc_support graphc_ir graphc_passes
     graphc_codegen graphc_runtime_core graphc_cpu graphc_backends graphc_frontend graphc_lib)
 if(GRAPHC_HAS_CUDA)
   list(APPEND graphc_exported graphc_cuda graphc_cuda_runtime graphc_cuda_backend)
@@ -42,7 +42,7 @@ install(CODE "
 ")
 
 # The files the static dependencies came from, for graphcConfig.cmake to check.
-set(GRAPHC_STATIC_DEPENDENCIES ${LLVM_SUPPORT_LIB} ${LLVM_DEMANGLE_LIB} ${TINFO_STATIC_LIB}
+set(GRAPHC_STATIC_DEPENDENCIES ${LLVM_SUPPORT_LIB} ${LLVM_DEMANGLE_LIB} ${LLVM_JIT_LIBS} ${TINFO_STATIC_LIB}
     ${Z_STATIC_LIB} ${LAPACKE_STATIC_LIB} ${OPENBLAS_STATIC_LIB} ${GFORTRAN_STATIC_LIB}
     ${QUADMATH_STATIC_LIB} ${GRAPHC_LLVM_ROOT}/include/llvm/ADT/ArrayRef.h
     ${LAPACKE_INCLUDE_DIR}/lapacke.h ${DLPACK_INCLUDE_DIR}/dlpack/dlpack.h)

@@ -7,9 +7,13 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/FusedKernel.h"
 
+#include "runtime/cpu/CompiledKernel.h"
+#include "runtime/cpu/HostJit.h"
 #include "runtime/cpu/ThreadPool.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace graphc::cpu {
@@ -144,7 +148,19 @@ struct FusedKernel::Scratch {
   std::vector<Accumulator> acc;
 };
 
-FusedKernel::FusedKernel(codegen::Kernel kernel) : k_(std::move(kernel)) {
+KernelMode kernelModeFromEnvironment() {
+  const char* v = std::getenv("GRAPHC_CPU_KERNELS");
+  std::string mode = v ? v : "";
+  if (mode.empty())
+    return KernelMode::Default;
+  if (mode == "compile")
+    return KernelMode::Compile;
+  if (mode == "interpret")
+    return KernelMode::Interpret;
+  throw Error("GRAPHC_CPU_KERNELS=" + mode + ": expected compile or interpret");
+}
+
+FusedKernel::FusedKernel(codegen::Kernel kernel, KernelMode mode) : k_(std::move(kernel)) {
   size_t n = k_.insts.size();
   for (const Inst& inst : k_.insts)
     steps_.push_back(inst.node ? Step::of(*inst.node) : Step{});
@@ -177,6 +193,25 @@ FusedKernel::FusedKernel(codegen::Kernel kernel) : k_(std::move(kernel)) {
     positionStrides_.assign(k_.domain.size(), 0);
     for (size_t j = 0; j < k_.reduceAxes.size(); ++j)
       positionStrides_[k_.reduceAxes[j]] = dense[j];
+  }
+  if (mode == KernelMode::Interpret)
+    return;
+  std::string why;
+  if (!HostJit::get(&why)) {
+    if (mode == KernelMode::Compile)
+      throw Error("GRAPHC_CPU_KERNELS=compile, but LLVM cannot compile for this machine: " + why);
+    static bool said = [&] {
+      std::fprintf(stderr, "graphc: cpu kernels are interpreted: LLVM cannot compile for this "
+                           "machine (%s)\n", why.c_str());
+      return true;
+    }();
+    (void)said;
+    return;
+  }
+  try {
+    compiled_ = std::make_shared<CompiledKernel>(k_);
+  } catch (const Error&) {
+    // An op without a host form: the interpreter runs it (and reports its errors).
   }
 }
 
@@ -380,7 +415,22 @@ void FusedKernel::runChunk(Scratch& sc, int64_t first, int64_t count) const {
   writeOutputs(sc, Space::Reduced, first, count);
 }
 
+void FusedKernel::failIfEmpty() const {
+  if (!k_.hasReduction() || k_.segmentSize() != 0)
+    return;
+  for (size_t i = 0; i < k_.insts.size(); ++i)
+    if (k_.insts[i].kind == Inst::Kind::Reduce && needsElements(k_.insts[i].node->op()))
+      failEmptyReduction(steps_[i], k_.insts[i].node->operand(0).type());
+}
+
 void FusedKernel::run(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs) const {
+  failIfEmpty();
+  if (compiled_)
+    return compiled_->run(k_, steps_, inputs, outputs,
+                          [](int64_t units, int64_t points,
+                             const std::function<void(int64_t, int64_t)>& f) {
+                            parallelFor(units, points, f);
+                          });
   int64_t domainSize = ir::numElements(k_.domain);
   if (!k_.hasReduction()) {
     int64_t blocks = (domainSize + kBlock - 1) / kBlock;
@@ -394,9 +444,6 @@ void FusedKernel::run(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> 
     return;
   }
   int64_t segments = ir::numElements(k_.reducedShape), length = k_.segmentSize();
-  for (size_t i = 0; i < k_.insts.size(); ++i)
-    if (k_.insts[i].kind == Inst::Kind::Reduce && length == 0 && needsElements(k_.insts[i].node->op()))
-      failEmptyReduction(steps_[i], k_.insts[i].node->operand(0).type());
   // Chunks of about a block of points when segments are contiguous ranges; otherwise
   // every segment interleaves with the others: one chunk.
   int64_t chunk = k_.segmentsContiguous() ? std::max<int64_t>(1, kBlock / std::max<int64_t>(length, 1))

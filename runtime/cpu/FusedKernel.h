@@ -8,22 +8,44 @@
 // reduced-space instructions; then write the chunk's domain outputs while its data
 // is still in the cache.
 //
+// By default a FusedKernel runs its kernel compiled to machine code
+// (runtime/cpu/CompiledKernel.h); the interpreter is the reference the compiled
+// kernels are tested against, and the fallback where LLVM cannot compile for the
+// machine. GRAPHC_CPU_KERNELS=interpret or =compile forces either (compile: a JIT
+// that cannot start is an error).
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "codegen/Kernel.h"
 #include "runtime/cpu/Kernels.h"
 
+#include <memory>
 #include <vector>
 
 namespace graphc::cpu {
 
+class CompiledKernel;
+
+/// How fused kernels run.
+enum class KernelMode : uint8_t {
+  Default,   ///< compiled, or interpreted (saying so once) where the JIT cannot start
+  Compile,   ///< compiled; a JIT that cannot start is an error
+  Interpret, ///< interpreted
+};
+
+/// The mode $GRAPHC_CPU_KERNELS selects: "compile", "interpret", else Default. Any
+/// other value is an error that names it.
+KernelMode kernelModeFromEnvironment();
+
 /// A kernel ready to run on the CPU.
 class FusedKernel {
 public:
-  explicit FusedKernel(codegen::Kernel kernel);
+  explicit FusedKernel(codegen::Kernel kernel, KernelMode mode = kernelModeFromEnvironment());
 
   const codegen::Kernel& kernel() const { return k_; }
+  /// The compiled form the kernel runs as, or nullptr where it is interpreted.
+  const CompiledKernel* compiled() const { return compiled_.get(); }
 
   /// Runs the kernel: `inputs` are dense arrays of the kernel's input types,
   /// `outputs` dense buffers of its outputs' types. An output may be the buffer of
@@ -48,6 +70,8 @@ private:
                      int64_t chunk) const;
   /// Reduces segments [first, first + count) stage by stage and writes their outputs.
   void runChunk(Scratch& sc, int64_t first, int64_t count) const;
+  /// Throws the interpreter's error for max, min, mean, ... over empty segments.
+  void failIfEmpty() const;
 
   codegen::Kernel k_;
   std::vector<Step> steps_;                 ///< per instruction, for ops and errors
@@ -58,6 +82,7 @@ private:
   std::vector<bool> forDomainOutputs_;      ///< domain instructions the domain outputs read
   bool hasDomainOutputs_ = false;
   ir::Shape segmentStrides_, positionStrides_; ///< domain point -> segment, position in it
+  std::shared_ptr<const CompiledKernel> compiled_;
 };
 
 } // namespace graphc::cpu

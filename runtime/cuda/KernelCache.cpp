@@ -12,6 +12,7 @@
 
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/PrebuiltModules.h"
+#include "support/DiskCache.h"
 #include "support/Error.h"
 
 #include <fmt/format.h>
@@ -19,60 +20,15 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <thread>
-#include <unistd.h>
 
 namespace graphc::cuda {
 namespace {
 
-namespace fs = std::filesystem;
-
 constexpr char kMagic[] = "GRAPHCK2";
 
-uint64_t fnv1a(llvm::StringRef bytes, uint64_t h = 0xcbf29ce484222325ull) {
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-void putU64(std::string& out, uint64_t v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-
-void putString(std::string& out, const std::string& s) {
-  putU64(out, s.size());
-  out += s;
-}
-
-/// Reads the fields of a disk cache file in order; any overrun makes it bad.
-struct Reader {
-  llvm::StringRef data;
-  bool ok = true;
-
-  llvm::StringRef take(uint64_t n) {
-    if (!ok || n > data.size()) {
-      ok = false;
-      return {};
-    }
-    llvm::StringRef out = data.take_front(n);
-    data = data.drop_front(n);
-    return out;
-  }
-  uint64_t u64() {
-    uint64_t v = 0;
-    llvm::StringRef b = take(sizeof v);
-    if (ok)
-      std::memcpy(&v, b.data(), sizeof v);
-    return v;
-  }
-  std::string string() { return take(u64()).str(); }
-};
+using Reader = RecordReader;
 
 std::string nvrtcVersionString() {
   int major = 0, minor = 0;
@@ -122,12 +78,8 @@ KernelCache::KernelCache() : KernelCache(Options()) {}
 
 KernelCache::KernelCache(Options options) : options_(std::move(options)) {
   diskDir_ = options_.diskDir ? *options_.diskDir : defaultDiskDir();
-  if (!diskDir_.empty()) {
-    std::error_code ec;
-    fs::create_directories(diskDir_, ec);
-    if (ec || access(diskDir_.c_str(), W_OK) != 0)
-      diskDir_.clear(); // unwritable: no disk cache
-  }
+  if (!diskDir_.empty() && !usableCacheDir(diskDir_))
+    diskDir_.clear(); // unwritable: no disk cache
 }
 
 KernelCache& KernelCache::global() {
@@ -136,17 +88,7 @@ KernelCache& KernelCache::global() {
 }
 
 std::string KernelCache::defaultDiskDir() {
-  auto env = [](const char* name) -> std::string {
-    const char* v = std::getenv(name);
-    return v ? v : "";
-  };
-  if (std::string dir = env("GRAPHC_CACHE_DIR"); !dir.empty())
-    return dir;
-  if (std::string xdg = env("XDG_CACHE_HOME"); !xdg.empty())
-    return xdg + "/graphc/kernels";
-  if (std::string home = env("HOME"); !home.empty())
-    return home + "/.cache/graphc/kernels";
-  return "";
+  return kernelCacheDir();
 }
 
 int KernelCache::targetComputeCapability() const {
@@ -172,32 +114,16 @@ std::string KernelCache::diskPath(const codegen::CudaKernel& k) const {
 }
 
 std::optional<CompiledModule> KernelCache::readDisk(const std::string& key) const {
-  std::ifstream in(fmt::format("{}/{:016x}.bin", diskDir_, fnv1a(key)), std::ios::binary);
-  if (!in)
+  std::optional<std::string> file =
+      readWholeFile(fmt::format("{}/{:016x}.bin", diskDir_, fnv1a(key)));
+  if (!file)
     return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return decodeModule(ss.str(), key);
+  return decodeModule(*file, key);
 }
 
 void KernelCache::writeDisk(const std::string& key, const CompiledModule& m) const {
-  std::string file = encodeModule(key, m);
-  static std::atomic<uint64_t> counter{0};
-  std::string path = fmt::format("{}/{:016x}.bin", diskDir_, fnv1a(key));
-  std::string temp = fmt::format("{}.tmp.{}.{}", path, getpid(), counter++);
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(file.data(), static_cast<std::streamsize>(file.size()));
-    if (!out) { // a full or read-only disk only costs the cache
-      out.close();
-      std::remove(temp.c_str());
-      return;
-    }
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec)
-    std::remove(temp.c_str());
+  // a full or read-only disk only costs the cache
+  writeFileAtomically(fmt::format("{}/{:016x}.bin", diskDir_, fnv1a(key)), encodeModule(key, m));
 }
 
 std::string KernelCache::key(const ModuleSource& m) const {

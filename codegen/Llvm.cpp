@@ -1,0 +1,678 @@
+//===- codegen/Llvm.cpp - LLVM IR for a kernel on the host ----------------===//
+//
+// Each function is a loop nest over a merged space (see codegen/Llvm.h) whose
+// innermost loop evaluates the needed instructions at one point: offsets are
+// sum idx[a] * stride[a] over the merged axes, which LLVM strength-reduces. Loops
+// whose iterations are independent (writing outputs, or accumulating into one
+// accumulator per point when the innermost axis is kept) carry
+// llvm.loop.parallel_accesses, so the vectorizer needs no alias checks (an output
+// may be written over an input of the same size: each point reads its element
+// before writing it). When the innermost axis is reduced, the accumulators of the
+// current segment live in registers across the inner loop, their floating-point
+// adds marked reassociable: the vectorizer keeps several partial sums.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Llvm.h"
+
+#include "codegen/LlvmOps.h"
+#include "support/Error.h"
+
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <map>
+
+namespace graphc::codegen {
+namespace {
+
+using ir::DType;
+using ir::Op;
+using llvmir::irType;
+using Values = std::vector<llvm::Value*>;
+
+/// A space with its unit axes dropped and neighbouring axes merged where every
+/// index map allows (rank >= 1: a point space is one axis of extent 1).
+struct Merged {
+  ir::Shape extents;
+  std::vector<ir::Shape> strides; ///< per map, per merged axis
+};
+
+Merged merge(const ir::Shape& shape, const std::vector<ir::Shape>& maps) {
+  Merged m;
+  m.strides.resize(maps.size());
+  for (size_t a = 0; a < shape.size(); ++a) {
+    if (shape[a] == 1)
+      continue;
+    bool joins = !m.extents.empty();
+    for (size_t i = 0; i < maps.size() && joins; ++i)
+      joins = m.strides[i].back() == maps[i][a] * shape[a];
+    if (joins) {
+      m.extents.back() *= shape[a];
+      for (size_t i = 0; i < maps.size(); ++i)
+        m.strides[i].back() = maps[i][a];
+      continue;
+    }
+    m.extents.push_back(shape[a]);
+    for (size_t i = 0; i < maps.size(); ++i)
+      m.strides[i].push_back(maps[i][a]);
+  }
+  if (m.extents.empty()) {
+    m.extents.push_back(1);
+    for (ir::Shape& s : m.strides)
+      s.push_back(0);
+  }
+  return m;
+}
+
+bool isExtreme(Op op) {
+  return op == Op::Max || op == Op::Min || op == Op::Argmax || op == Op::Argmin;
+}
+
+/// The body of one function: what it evaluates and where the values go.
+struct Sweep {
+  codegen::Space space;
+  std::vector<bool> needed;
+  int stage = 0; ///< accumulate, deviations, means, finish: the stage
+  enum Kind { Outputs, Accumulate, Deviations, Means, Finish } kind = Outputs;
+};
+
+class Gen {
+public:
+  Gen(const Kernel& k, llvm::StringRef name)
+      : k_(k), name_(name.str()), m_(std::make_unique<llvm::Module>(name_, ctx_)), b_(ctx_) {
+    slots_.inputs = k.inputs.size();
+    slots_.outputs = k.outputs.size();
+    slots_.insts = k.insts.size();
+  }
+
+  CpuKernel emit();
+
+private:
+  // Index maps of a sweep: 0 dense, 1 segment, 2 position, then one per instruction.
+  enum { kDense, kSegment, kPosition, kFirstInst };
+
+  CpuLoop function(const std::string& suffix, const Sweep& s);
+  void body(const Sweep& s, const Merged& ms, const Values& idx);
+  llvm::Value* offset(int map, const Values& idx);
+  llvm::Value* pointer(int slot, llvm::Type* element);
+  llvm::Value* load(llvm::Type* t, llvm::Value* ptr, llvm::Value* offset);
+  void store(llvm::Value* v, llvm::Value* ptr, llvm::Value* offset);
+  llvm::Value* loadTyped(DType t, llvm::Value* ptr, llvm::Value* offset);
+  void storeTyped(DType t, llvm::Value* v, llvm::Value* ptr, llvm::Value* offset);
+  llvm::Value* value(int i, const Sweep& s, const Values& idx);
+  llvm::Value* compute(int i, const Sweep& s, const Values& idx);
+  llvm::Value* source(int i, llvm::Value* flat);
+  /// for (i = from; i < to; ++i) carrying `init`; body returns the next values.
+  Values loop(llvm::Value* from, llvm::Value* to, Values init, bool parallel,
+              const std::function<Values(llvm::Value*, const Values&)>& body);
+  void nest(const Sweep& s, const Merged& ms, size_t level, Values idx);
+  /// The reductions a sweep accumulates.
+  std::vector<int> reductions(const Sweep& s) const;
+  llvm::Value* accumulate(int r, const Values& acc, llvm::Value* x, llvm::Value* pos,
+                          llvm::Value* mean, Values& out);
+  llvm::Value* finishReduction(int r, const Values& idx);
+  void means(const Sweep& s, const Values& idx);
+  void fail(int inst, llvm::Value* cond);
+  DType accumulatorType(int r) const { return accumulators_[r]->value; }
+
+  const Kernel& k_;
+  std::string name_;
+  llvm::LLVMContext ctx_;
+  std::unique_ptr<llvm::Module> m_;
+  llvm::IRBuilder<> b_;
+  CpuSlots slots_;
+  std::vector<std::optional<CpuAccumulator>> accumulators_;
+  ir::Shape segmentStrides_, positionStrides_;
+
+  // Per function.
+  llvm::Function* f_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  llvm::Value *table_ = nullptr, *begin_ = nullptr, *end_ = nullptr, *parts_ = nullptr;
+  std::map<std::pair<int, llvm::Type*>, llvm::Value*> pointers_;
+  std::vector<ir::Shape> maps_;
+  Merged merged_;
+  llvm::MDNode* accessGroup_ = nullptr; ///< of the innermost loop being emitted
+  Values vals_;
+  bool outerReduced_ = false;
+};
+
+std::vector<int> Gen::reductions(const Sweep& s) const {
+  std::vector<int> out;
+  for (size_t i = 0; i < k_.insts.size(); ++i) {
+    const Inst& inst = k_.insts[i];
+    if (inst.kind == Inst::Kind::Reduce && inst.stage == s.stage &&
+        ((s.kind != Sweep::Deviations && s.kind != Sweep::Means) || inst.node->op() == Op::Var))
+      out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+llvm::Value* Gen::pointer(int slot, llvm::Type* element) {
+  auto key = std::make_pair(slot, element);
+  if (auto it = pointers_.find(key); it != pointers_.end())
+    return it->second;
+  llvm::IRBuilder<> e(entry_->getTerminator());
+  llvm::Type* i8p = llvm::Type::getInt8PtrTy(ctx_);
+  llvm::Value* raw = e.CreateLoad(i8p, e.CreateConstInBoundsGEP1_64(i8p, table_, slot));
+  return pointers_[key] = e.CreateBitCast(raw, element->getPointerTo());
+}
+
+llvm::Value* Gen::offset(int map, const Values& idx) {
+  llvm::Value* sum = b_.getInt64(0);
+  for (size_t a = 0; a < idx.size(); ++a)
+    if (int64_t st = merged_.strides[map][a]; st != 0)
+      sum = b_.CreateAdd(sum, b_.CreateMul(idx[a], b_.getInt64(st)));
+  return sum;
+}
+
+llvm::Value* Gen::load(llvm::Type* t, llvm::Value* ptr, llvm::Value* off) {
+  llvm::LoadInst* l = b_.CreateLoad(t, b_.CreateInBoundsGEP(t, ptr, off));
+  if (accessGroup_)
+    l->setMetadata(llvm::LLVMContext::MD_access_group, accessGroup_);
+  return l;
+}
+
+void Gen::store(llvm::Value* v, llvm::Value* ptr, llvm::Value* off) {
+  llvm::StoreInst* s = b_.CreateStore(v, b_.CreateInBoundsGEP(v->getType(), ptr, off));
+  if (accessGroup_)
+    s->setMetadata(llvm::LLVMContext::MD_access_group, accessGroup_);
+}
+
+/// Bools are bytes in memory and i1 in registers.
+llvm::Value* Gen::loadTyped(DType t, llvm::Value* ptr, llvm::Value* off) {
+  if (t == DType::Bool)
+    return b_.CreateICmpNE(load(b_.getInt8Ty(), ptr, off), b_.getInt8(0));
+  return load(irType(ctx_, t), ptr, off);
+}
+
+void Gen::storeTyped(DType t, llvm::Value* v, llvm::Value* ptr, llvm::Value* off) {
+  store(t == DType::Bool ? b_.CreateZExt(v, b_.getInt8Ty()) : v, ptr, off);
+}
+
+llvm::Type* memoryType(llvm::LLVMContext& c, DType t) {
+  return t == DType::Bool ? llvm::Type::getInt8Ty(c) : irType(c, t);
+}
+
+void Gen::fail(int inst, llvm::Value* cond) {
+  llvm::Value* word = pointer(slots_.error(), b_.getInt32Ty());
+  llvm::Value* old = b_.CreateLoad(b_.getInt32Ty(), word);
+  llvm::Value* first = b_.CreateAnd(cond, b_.CreateICmpEQ(old, b_.getInt32(0)));
+  b_.CreateStore(b_.CreateSelect(first, b_.getInt32(inst + 1), old), word);
+}
+
+llvm::Value* Gen::source(int i, llvm::Value* flat) {
+  const Inst& inst = k_.insts[i];
+  SourceIndex src = SourceIndex::of(*inst.node);
+  llvm::Constant* v = llvmir::constantOf(ctx_, inst.dtype, src.value);
+  if (!src.readsIndex())
+    return v;
+  auto coord = [&](SourceIndex::Axis x) {
+    return b_.CreateURem(b_.CreateUDiv(flat, b_.getInt64(x.inner)), b_.getInt64(x.extent));
+  };
+  if (src.form == SourceIndex::Diagonal)
+    return b_.CreateSelect(b_.CreateICmpEQ(coord(src.a), coord(src.b)), v,
+                           llvm::Constant::getNullValue(v->getType()));
+  return llvmir::convert(b_, coord(src.a), DType::I64, inst.dtype);
+}
+
+/// The value of instruction `i` at the current point: computed in this sweep, or
+/// (a reduced value of an earlier stage) read from its buffer.
+llvm::Value* Gen::value(int i, const Sweep& s, const Values& idx) {
+  if (vals_[i])
+    return vals_[i];
+  const Inst& inst = k_.insts[i];
+  if (inst.space == Space::Reduced && !(s.space == Space::Reduced && s.needed[i]))
+    return vals_[i] = loadTyped(
+               inst.dtype, pointer(slots_.of(CpuSlots::Reduced, i), memoryType(ctx_, inst.dtype)),
+               offset(kDense, idx));
+  return vals_[i] = compute(i, s, idx);
+}
+
+llvm::Value* Gen::compute(int i, const Sweep& s, const Values& idx) {
+  const Inst& inst = k_.insts[i];
+  switch (inst.kind) {
+  case Inst::Kind::Load:
+    return loadTyped(inst.dtype, pointer(slots_.input(inst.input), memoryType(ctx_, inst.dtype)),
+                     offset(kFirstInst + i, idx));
+  case Inst::Kind::Source:
+    return source(i, offset(kFirstInst + i, idx));
+  case Inst::Kind::Segment: {
+    int r = inst.args[0];
+    return loadTyped(inst.dtype,
+                     pointer(slots_.of(CpuSlots::Reduced, r), memoryType(ctx_, inst.dtype)),
+                     offset(kSegment, idx));
+  }
+  case Inst::Kind::Reduce:
+    return finishReduction(i, idx);
+  case Inst::Kind::Compute: {
+    Values args;
+    for (int a : inst.args)
+      args.push_back(value(a, s, idx));
+    Op op = inst.node->op();
+    DType operand = k_.insts[inst.args[op == Op::Select ? 1 : 0]].dtype;
+    llvmir::OpSite site{b_, *m_, [&](llvm::Value* cond) { fail(i, cond); }};
+    return llvmir::emitOp(site, op, operand, inst.dtype, args);
+  }
+  }
+  throw Error("emitCpu: unknown instruction kind");
+}
+
+Values Gen::loop(llvm::Value* from, llvm::Value* to, Values init, bool parallel,
+                 const std::function<Values(llvm::Value*, const Values&)>& body) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, "loop", f_);
+  llvm::BasicBlock* inside = llvm::BasicBlock::Create(ctx_, "body", f_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "exit", f_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
+  i->addIncoming(from, pre);
+  std::vector<llvm::PHINode*> phis;
+  Values current;
+  for (llvm::Value* v : init) {
+    phis.push_back(b_.CreatePHI(v->getType(), 2));
+    phis.back()->addIncoming(v, pre);
+    current.push_back(phis.back());
+  }
+  b_.CreateCondBr(b_.CreateICmpSLT(i, to), inside, exit);
+  b_.SetInsertPoint(inside);
+  llvm::MDNode* outerGroup = accessGroup_;
+  if (parallel)
+    accessGroup_ = llvm::MDNode::getDistinct(ctx_, {});
+  Values next = body(i, current);
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
+  i->addIncoming(b_.CreateAdd(i, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true), latch);
+  for (size_t j = 0; j < phis.size(); ++j)
+    phis[j]->addIncoming(next[j], latch);
+  llvm::BranchInst* back = b_.CreateBr(header);
+  if (parallel) {
+    llvm::Metadata* hint[] = {llvm::MDString::get(ctx_, "llvm.loop.parallel_accesses"),
+                              accessGroup_};
+    llvm::TempMDTuple temp = llvm::MDNode::getTemporary(ctx_, {});
+    llvm::Metadata* ops[] = {temp.get(), llvm::MDNode::get(ctx_, hint)};
+    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, ops);
+    id->replaceOperandWith(0, id);
+    back->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
+  accessGroup_ = outerGroup;
+  b_.SetInsertPoint(exit);
+  return current;
+}
+
+llvm::Value* Gen::accumulate(int r, const Values& acc, llvm::Value* x, llvm::Value* pos,
+                             llvm::Value* mean, Values& out) {
+  const Inst& inst = k_.insts[r];
+  Op op = inst.node->op();
+  DType t = k_.insts[inst.args[0]].dtype;
+  DType at = accumulatorType(r);
+  llvm::FastMathFlags reassoc;
+  reassoc.setAllowReassoc();
+  if (mean) { // var's second sweep: the squared deviation from the mean
+    llvm::Value* d = b_.CreateFSub(llvmir::convert(b_, x, t, DType::F64), mean);
+    llvm::Value* sum = b_.CreateFAdd(acc[0], b_.CreateFMul(d, d));
+    llvm::cast<llvm::Instruction>(sum)->setFastMathFlags(reassoc);
+    out = {sum};
+    return nullptr;
+  }
+  if (isExtreme(op)) {
+    bool isMax = op == Op::Max || op == Op::Argmax;
+    llvm::Value* best = acc[0];
+    llvm::Value* better;
+    if (ir::isFloat(t)) {
+      llvm::Value* xNan = b_.CreateFCmpUNO(x, x);
+      llvm::Value* bestNan = b_.CreateFCmpUNO(best, best);
+      llvm::Value* beats = isMax ? b_.CreateFCmpOGT(x, best) : b_.CreateFCmpOLT(x, best);
+      better = b_.CreateAnd(b_.CreateNot(bestNan), b_.CreateOr(xNan, beats));
+    } else {
+      better = isMax ? b_.CreateICmpSGT(x, best) : b_.CreateICmpSLT(x, best);
+    }
+    llvm::Value* take = b_.CreateOr(b_.CreateICmpSLT(acc[1], b_.getInt64(0)), better);
+    out = {b_.CreateSelect(take, x, best), b_.CreateSelect(take, pos, acc[1])};
+    return nullptr;
+  }
+  llvm::Value* v = llvmir::convert(b_, x, t, at);
+  bool product = op == Op::Prod;
+  llvm::Value* next;
+  if (ir::isFloat(at)) {
+    next = product ? b_.CreateFMul(acc[0], v) : b_.CreateFAdd(acc[0], v);
+    llvm::cast<llvm::Instruction>(next)->setFastMathFlags(reassoc);
+  } else {
+    next = product ? b_.CreateMul(acc[0], v) : b_.CreateAdd(acc[0], v);
+  }
+  out = {next};
+  return nullptr;
+}
+
+/// Reduction `r`'s result at the current segment: its parts' accumulators combined
+/// in order, then finished (mean and var divide by the count).
+llvm::Value* Gen::finishReduction(int r, const Values& idx) {
+  const Inst& inst = k_.insts[r];
+  Op op = inst.node->op();
+  const CpuAccumulator& a = *accumulators_[r];
+  llvm::Value* s = offset(kDense, idx);
+  llvm::Value* segments = b_.getInt64(std::max<int64_t>(ir::numElements(k_.reducedShape), 1));
+  llvm::Type* at = irType(ctx_, a.value);
+  int valueSlot = slots_.of(op == Op::Var ? CpuSlots::Squares : CpuSlots::Value, r);
+  llvm::Value* values = pointer(valueSlot, op == Op::Var ? b_.getDoubleTy() : at);
+  Values init{op == Op::Var ? llvm::ConstantFP::get(b_.getDoubleTy(), 0.0)
+                            : llvmir::constantOf(ctx_, a.value, a.init)};
+  if (a.position)
+    init.push_back(b_.getInt64(-1));
+  Values acc = loop(b_.getInt64(0), parts_, init, false, [&](llvm::Value* p, const Values& cur) {
+    llvm::Value* at = b_.CreateAdd(b_.CreateMul(p, segments), s);
+    llvm::Value* v = load(op == Op::Var ? b_.getDoubleTy() : irType(ctx_, a.value), values, at);
+    if (!a.position) {
+      bool product = op == Op::Prod;
+      if (ir::isFloat(a.value))
+        return Values{product ? b_.CreateFMul(cur[0], v) : b_.CreateFAdd(cur[0], v)};
+      return Values{product ? b_.CreateMul(cur[0], v) : b_.CreateAdd(cur[0], v)};
+    }
+    llvm::Value* pos =
+        load(b_.getInt64Ty(), pointer(slots_.of(CpuSlots::Position, r), b_.getInt64Ty()), at);
+    // Part p's extreme replaces the earlier parts' where it comes first in the order.
+    Values out;
+    accumulate(r, cur, v, pos, nullptr, out);
+    llvm::Value* seen = b_.CreateICmpSGE(pos, b_.getInt64(0));
+    return Values{b_.CreateSelect(seen, out[0], cur[0]), b_.CreateSelect(seen, out[1], cur[1])};
+  });
+  llvm::Value* result = acc[0];
+  DType from = a.value;
+  if (op == Op::Argmax || op == Op::Argmin) {
+    result = acc[1];
+    from = DType::I64;
+  } else if (op == Op::Var || (op == Op::Mean && ir::isFloat(from))) {
+    double count = static_cast<double>(k_.segmentSize());
+    result = b_.CreateFDiv(result, llvm::ConstantFP::get(b_.getDoubleTy(), count));
+    from = DType::F64;
+  } else if (op == Op::Mean) { // integers: the wrapped sum over the count, truncated
+    result = b_.CreateSDiv(b_.CreateSExt(result, b_.getInt64Ty()),
+                           b_.getInt64(std::max<int64_t>(k_.segmentSize(), 1)));
+    from = DType::I64;
+  }
+  return llvmir::convert(b_, result, from, inst.dtype);
+}
+
+/// var's means at the current segment: its parts' sums over the count.
+void Gen::means(const Sweep& s, const Values& idx) {
+  llvm::Value* at = offset(kDense, idx);
+  llvm::Value* segments = b_.getInt64(std::max<int64_t>(ir::numElements(k_.reducedShape), 1));
+  for (int r : reductions(s)) {
+    llvm::Value* sums = pointer(slots_.of(CpuSlots::Value, r), b_.getDoubleTy());
+    Values total = loop(b_.getInt64(0), parts_, {llvm::ConstantFP::get(b_.getDoubleTy(), 0.0)},
+                        false, [&](llvm::Value* p, const Values& cur) {
+                          llvm::Value* v = load(b_.getDoubleTy(), sums,
+                                                b_.CreateAdd(b_.CreateMul(p, segments), at));
+                          return Values{b_.CreateFAdd(cur[0], v)};
+                        });
+    llvm::Value* count =
+        llvm::ConstantFP::get(b_.getDoubleTy(), static_cast<double>(k_.segmentSize()));
+    store(b_.CreateFDiv(total[0], count), pointer(slots_.of(CpuSlots::Mean, r), b_.getDoubleTy()),
+          at);
+  }
+}
+
+void Gen::body(const Sweep& s, const Merged& ms, const Values& idx) {
+  (void)ms;
+  vals_.assign(k_.insts.size(), nullptr);
+  for (size_t i = 0; i < k_.insts.size(); ++i)
+    if (s.needed[i] && k_.insts[i].space == s.space)
+      value(static_cast<int>(i), s, idx);
+}
+
+void Gen::nest(const Sweep& s, const Merged& ms, size_t level, Values idx) {
+  llvm::Value* from = level == 0 ? begin_ : b_.getInt64(0);
+  llvm::Value* to = level == 0 ? end_ : b_.getInt64(ms.extents[level]);
+  bool innermost = level + 1 == ms.extents.size();
+  if (!innermost) {
+    loop(from, to, {}, false, [&](llvm::Value* i, const Values&) {
+      Values inner = idx;
+      inner.push_back(i);
+      nest(s, ms, level + 1, inner);
+      return Values{};
+    });
+    return;
+  }
+  bool accumulates = s.kind == Sweep::Accumulate || s.kind == Sweep::Deviations;
+  bool hasErrors = false;
+  for (size_t i = 0; i < k_.insts.size(); ++i)
+    if (s.needed[i] && k_.insts[i].kind == Inst::Kind::Compute && !ir::isFloat(k_.insts[i].dtype))
+      hasErrors = true;
+  // Accumulators in registers where the innermost axis is reduced (the segment is
+  // the same along it).
+  bool registers = accumulates && ms.strides[kSegment].back() == 0;
+  std::vector<int> rs = accumulates ? reductions(s) : std::vector<int>{};
+  auto accPointers = [&](int r) {
+    const CpuAccumulator& a = *accumulators_[r];
+    bool dev = s.kind == Sweep::Deviations;
+    llvm::Type* t = dev ? b_.getDoubleTy() : irType(ctx_, a.value);
+    Values p{pointer(slots_.of(dev ? CpuSlots::Squares : CpuSlots::Value, r), t)};
+    if (a.position && !dev)
+      p.push_back(pointer(slots_.of(CpuSlots::Position, r), b_.getInt64Ty()));
+    return p;
+  };
+  auto types = [&](int r) {
+    const CpuAccumulator& a = *accumulators_[r];
+    bool dev = s.kind == Sweep::Deviations;
+    std::vector<llvm::Type*> t{dev ? b_.getDoubleTy() : irType(ctx_, a.value)};
+    if (a.position && !dev)
+      t.push_back(b_.getInt64Ty());
+    return t;
+  };
+  Values init;
+  llvm::Value* segOffset = nullptr;
+  if (registers) {
+    Values at = idx;
+    at.push_back(b_.getInt64(0));
+    segOffset = offset(kSegment, at);
+    for (int r : rs) {
+      Values ps = accPointers(r);
+      std::vector<llvm::Type*> ts = types(r);
+      for (size_t j = 0; j < ps.size(); ++j)
+        init.push_back(load(ts[j], ps[j], segOffset));
+    }
+  }
+  bool parallel = !hasErrors && !registers;
+  Values final = loop(from, to, init, parallel, [&](llvm::Value* i, const Values& cur) {
+    Values at = idx;
+    at.push_back(i);
+    Values next;
+    if (s.kind == Sweep::Means) {
+      means(s, at);
+      return next;
+    }
+    body(s, ms, at);
+    if (s.kind == Sweep::Outputs || s.kind == Sweep::Finish) {
+      for (size_t i2 = 0; i2 < k_.insts.size(); ++i2) {
+        const Inst& inst = k_.insts[i2];
+        if (s.kind == Sweep::Outputs || inst.space != Space::Reduced || !s.needed[i2])
+          continue;
+        storeTyped(inst.dtype, vals_[i2],
+                   pointer(slots_.of(CpuSlots::Reduced, i2), memoryType(ctx_, inst.dtype)),
+                   offset(kDense, at));
+      }
+      if (s.kind == Sweep::Outputs)
+        for (size_t o = 0; o < k_.outputs.size(); ++o) {
+          const KernelOutput& out = k_.outputs[o];
+          if (out.space != Space::Domain)
+            continue;
+          DType t = k_.insts[out.inst].dtype;
+          storeTyped(t, vals_[out.inst], pointer(slots_.output(o), memoryType(ctx_, t)),
+                     offset(kDense, at));
+        }
+      return next;
+    }
+    llvm::Value* off = registers ? segOffset : offset(kSegment, at);
+    llvm::Value* pos = offset(kPosition, at);
+    size_t c = 0;
+    for (int r : rs) {
+      Values ps = accPointers(r);
+      std::vector<llvm::Type*> ts = types(r);
+      Values acc;
+      for (size_t j = 0; j < ps.size(); ++j)
+        acc.push_back(registers ? cur[c + j] : load(ts[j], ps[j], off));
+      llvm::Value* mean = nullptr;
+      if (s.kind == Sweep::Deviations)
+        mean = load(b_.getDoubleTy(), pointer(slots_.of(CpuSlots::Mean, r), b_.getDoubleTy()), off);
+      Values out;
+      accumulate(r, acc, vals_[k_.insts[r].args[0]], pos, mean, out);
+      for (size_t j = 0; j < out.size(); ++j) {
+        if (registers)
+          next.push_back(out[j]);
+        else
+          store(out[j], ps[j], off);
+      }
+      c += ps.size();
+    }
+    return next;
+  });
+  if (registers) {
+    size_t c = 0;
+    for (int r : rs) {
+      Values ps = accPointers(r);
+      for (llvm::Value* p : ps)
+        store(final[c++], p, segOffset);
+    }
+  }
+}
+
+CpuLoop Gen::function(const std::string& suffix, const Sweep& s) {
+  std::string fname = fmt::format("{}_{}", name_, suffix);
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::Type* params[] = {llvm::Type::getInt8PtrTy(ctx_)->getPointerTo(), i64, i64, i64};
+  f_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
+                              llvm::Function::ExternalLinkage, fname, *m_);
+  f_->setDoesNotThrow();
+  table_ = f_->getArg(0);
+  begin_ = f_->getArg(1);
+  end_ = f_->getArg(2);
+  parts_ = f_->getArg(3);
+  table_->setName("table");
+  begin_->setName("begin");
+  end_->setName("end");
+  parts_->setName("parts");
+  pointers_.clear();
+  entry_ = llvm::BasicBlock::Create(ctx_, "entry", f_);
+  llvm::BasicBlock* start = llvm::BasicBlock::Create(ctx_, "start", f_);
+  b_.SetInsertPoint(entry_);
+  b_.CreateBr(start);
+  b_.SetInsertPoint(start);
+
+  const ir::Shape& shape = k_.shape(s.space);
+  maps_.assign(kFirstInst + k_.insts.size(), ir::Shape(shape.size(), 0));
+  maps_[kDense] = denseStrides(shape);
+  bool accumulates = s.kind == Sweep::Accumulate || s.kind == Sweep::Deviations;
+  bool segments = accumulates;
+  for (size_t i = 0; i < k_.insts.size(); ++i)
+    segments = segments || (s.needed[i] && k_.insts[i].kind == Inst::Kind::Segment);
+  if (s.space == Space::Domain && segments)
+    maps_[kSegment] = segmentStrides_;
+  if (s.space == Space::Domain && accumulates)
+    maps_[kPosition] = positionStrides_;
+  for (size_t i = 0; i < k_.insts.size(); ++i) {
+    const Inst& inst = k_.insts[i];
+    bool indexed = inst.kind == Inst::Kind::Load ||
+                   (inst.kind == Inst::Kind::Source && SourceIndex::of(*inst.node).readsIndex());
+    if (indexed && inst.space == s.space && s.needed[i])
+      maps_[kFirstInst + i] = inst.strides;
+  }
+  merged_ = merge(shape, maps_);
+  nest(s, merged_, 0, {});
+  b_.CreateRetVoid();
+  CpuLoop l;
+  l.function = fname;
+  l.extent = merged_.extents[0];
+  l.unitPoints = ir::numElements(shape) / std::max<int64_t>(l.extent, 1);
+  if (accumulates && merged_.strides[kSegment][0] == 0 && merged_.extents[0] > 1)
+    outerReduced_ = true;
+  return l;
+}
+
+CpuKernel Gen::emit() {
+  size_t n = k_.insts.size();
+  CpuKernel ck;
+  ck.name = name_;
+  ck.slots = slots_;
+  accumulators_.assign(n, std::nullopt);
+  std::vector<bool> varAtStage(k_.stages(), false);
+  std::vector<std::vector<bool>> forStage(k_.stages(), std::vector<bool>(n, false));
+  std::vector<std::vector<bool>> reducedAtStage = forStage;
+  std::vector<bool> forOutputs(n, false);
+  bool domainOutputs = false;
+  for (size_t i = 0; i < n; ++i) {
+    const Inst& inst = k_.insts[i];
+    if (inst.space == Space::Reduced) // stage-0 values (loads) with the first stage's
+      reducedAtStage[std::max(inst.stage, 1) - 1][i] = true;
+    if (inst.kind != Inst::Kind::Reduce)
+      continue;
+    markNeeded(k_, inst.args[0], forStage[inst.stage - 1]);
+    Op op = inst.node->op();
+    DType t = k_.insts[inst.args[0]].dtype;
+    CpuAccumulator a;
+    a.value = ir::isFloat(t) || op == Op::Var ? DType::F64 : t;
+    a.init = op == Op::Prod ? 1 : 0;
+    if (isExtreme(op)) {
+      a.value = t;
+      a.position = true;
+    }
+    a.var = op == Op::Var;
+    varAtStage[inst.stage - 1] = varAtStage[inst.stage - 1] || a.var;
+    accumulators_[i] = a;
+  }
+  for (const KernelOutput& o : k_.outputs)
+    if (o.space == Space::Domain) {
+      markNeeded(k_, o.inst, forOutputs);
+      domainOutputs = true;
+    }
+  if (k_.hasReduction()) {
+    segmentStrides_ = k_.segmentStrides();
+    ir::Shape reducedExtents; // the position within a segment: C order over the reduced axes
+    for (int64_t a : k_.reduceAxes)
+      reducedExtents.push_back(k_.domain[a]);
+    ir::Shape dense = denseStrides(reducedExtents);
+    positionStrides_.assign(k_.domain.size(), 0);
+    for (size_t j = 0; j < k_.reduceAxes.size(); ++j)
+      positionStrides_[k_.reduceAxes[j]] = dense[j];
+    ck.segments = ir::numElements(k_.reducedShape);
+  } else {
+    segmentStrides_.assign(k_.domain.size(), 0);
+    positionStrides_ = segmentStrides_;
+  }
+  for (int st = 1; st <= k_.stages(); ++st) {
+    CpuStage stage;
+    stage.accumulate = function(fmt::format("acc{}", st),
+                                {Space::Domain, forStage[st - 1], st, Sweep::Accumulate});
+    if (varAtStage[st - 1]) {
+      stage.means = function(fmt::format("means{}", st),
+                             {Space::Reduced, std::vector<bool>(n, false), st, Sweep::Means});
+      stage.deviations = function(fmt::format("dev{}", st),
+                                  {Space::Domain, forStage[st - 1], st, Sweep::Deviations});
+    }
+    stage.finish = function(fmt::format("finish{}", st),
+                            {Space::Reduced, reducedAtStage[st - 1], st, Sweep::Finish});
+    ck.stages.push_back(stage);
+  }
+  if (domainOutputs)
+    ck.outputs = function("outputs", {Space::Domain, forOutputs, 0, Sweep::Outputs});
+  ck.partials = outerReduced_;
+  ck.accumulators = accumulators_;
+  std::string problems;
+  llvm::raw_string_ostream err(problems);
+  if (llvm::verifyModule(*m_, &err))
+    throw Error(fmt::format("emitCpu: invalid IR for kernel {}: {}", name_, err.str()));
+  llvm::raw_string_ostream os(ck.ir);
+  m_->print(os, nullptr);
+  os.flush();
+  return ck;
+}
+
+} // namespace
+
+CpuKernel emitCpu(const Kernel& k, llvm::StringRef name) {
+  return Gen(k, name).emit();
+}
+
+} // namespace graphc::codegen

@@ -1,0 +1,298 @@
+//===- codegen/LlvmOps.cpp - Elementwise ops as LLVM IR -------------------===//
+//
+// One switch over every op, without `default:` (-Wswitch names a new op). The
+// semantics are runtime/cpu/Elementwise.cpp's: integer arithmetic wraps (no nsw
+// flags); div truncates toward zero and MIN / -1 wraps; remainder takes the sign
+// of the divisor; maximum/minimum propagate NaN; sign and relu keep NaN; round is
+// half to even (nearbyint); casts are C conversions. Floating-point instructions
+// carry no fast-math flags, so each op rounds as the interpreter's does.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/LlvmOps.h"
+
+#include "ir/OpCases.h"
+#include "support/Error.h"
+
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
+
+#include <fmt/format.h>
+
+namespace graphc::codegen::llvmir {
+
+using ir::DType;
+using ir::Op;
+
+llvm::Type* irType(llvm::LLVMContext& c, DType t) {
+  switch (t) {
+  case DType::Bool:
+    return llvm::Type::getInt1Ty(c);
+  case DType::I32:
+    return llvm::Type::getInt32Ty(c);
+  case DType::I64:
+    return llvm::Type::getInt64Ty(c);
+  case DType::F32:
+    return llvm::Type::getFloatTy(c);
+  case DType::F64:
+    return llvm::Type::getDoubleTy(c);
+  }
+  throw Error("irType: unknown dtype");
+}
+
+llvm::Constant* constantOf(llvm::LLVMContext& c, DType t, double value) {
+  llvm::Type* ty = irType(c, t);
+  if (ir::isFloat(t))
+    return llvm::ConstantFP::get(
+        ty, t == DType::F32 ? static_cast<double>(static_cast<float>(value)) : value);
+  if (t == DType::Bool)
+    return llvm::ConstantInt::get(ty, value != 0.0);
+  // The conversion the interpreter's fromDouble<T> makes, in T itself (out-of-range
+  // values as the host converts them).
+  int64_t v = t == DType::I32 ? static_cast<int64_t>(static_cast<int32_t>(value))
+                              : static_cast<int64_t>(value);
+  return llvm::ConstantInt::get(ty, static_cast<uint64_t>(v), true);
+}
+
+llvm::Value* convert(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to) {
+  if (from == to)
+    return v;
+  llvm::Type* ty = irType(b.getContext(), to);
+  if (to == DType::Bool)
+    return ir::isFloat(from) ? b.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
+                             : b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  if (from == DType::Bool)
+    return ir::isFloat(to) ? b.CreateUIToFP(v, ty) : b.CreateZExt(v, ty);
+  if (ir::isInteger(from))
+    return ir::isFloat(to) ? b.CreateSIToFP(v, ty) : b.CreateSExtOrTrunc(v, ty);
+  return ir::isFloat(to) ? b.CreateFPCast(v, ty) : b.CreateFPToSI(v, ty);
+}
+
+namespace {
+
+/// A call of the C library's `name` (float: `name` + "f") on `args`.
+llvm::Value* libm(OpSite& s, const char* name, DType t, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Type* ty = irType(s.b.getContext(), t);
+  std::string fn = t == DType::F32 ? std::string(name) + "f" : std::string(name);
+  llvm::SmallVector<llvm::Type*, 2> params(args.size(), ty);
+  llvm::FunctionCallee callee =
+      s.m.getOrInsertFunction(fn, llvm::FunctionType::get(ty, params, false));
+  if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    f->setDoesNotThrow();
+    f->setDoesNotAccessMemory(); // errno aside: lets loops around them be optimized
+  }
+  return s.b.CreateCall(callee, args);
+}
+
+llvm::Value* intrinsic(OpSite& s, llvm::Intrinsic::ID id, llvm::Value* x) {
+  return s.b.CreateUnaryIntrinsic(id, x);
+}
+
+/// Integer `base` to the power `e` by squaring, wrapping; a negative `e` fails.
+llvm::Value* intPow(OpSite& s, llvm::Value* base, llvm::Value* e) {
+  llvm::IRBuilder<>& b = s.b;
+  llvm::Type* ty = base->getType();
+  llvm::Constant* zero = llvm::ConstantInt::get(ty, 0);
+  llvm::Value* negative = b.CreateICmpSLT(e, zero);
+  s.fail(negative);
+  llvm::Value* e0 = b.CreateSelect(negative, zero, e);
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* entry = b.GetInsertBlock();
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(b.getContext(), "pow.loop", f);
+  llvm::BasicBlock* step = llvm::BasicBlock::Create(b.getContext(), "pow.step", f);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "pow.done", f);
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  llvm::PHINode* r = b.CreatePHI(ty, 2, "pow.r");
+  llvm::PHINode* x = b.CreatePHI(ty, 2, "pow.x");
+  llvm::PHINode* n = b.CreatePHI(ty, 2, "pow.n");
+  r->addIncoming(llvm::ConstantInt::get(ty, 1), entry);
+  x->addIncoming(base, entry);
+  n->addIncoming(e0, entry);
+  b.CreateCondBr(b.CreateICmpSGT(n, zero), step, done);
+  b.SetInsertPoint(step);
+  llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(n, llvm::ConstantInt::get(ty, 1)), zero);
+  r->addIncoming(b.CreateSelect(odd, b.CreateMul(r, x), r), step);
+  x->addIncoming(b.CreateMul(x, x), step);
+  n->addIncoming(b.CreateLShr(n, llvm::ConstantInt::get(ty, 1)), step);
+  b.CreateBr(loop);
+  b.SetInsertPoint(done);
+  return r;
+}
+
+/// Integer a / b truncating toward zero (div) or a - floor(a / b) * b (remainder),
+/// with b == -1 done apart (MIN / -1 wraps; MIN % -1 is 0); b == 0 fails.
+llvm::Value* intDivide(OpSite& s, bool remainder, llvm::Value* a, llvm::Value* d) {
+  llvm::IRBuilder<>& b = s.b;
+  llvm::Type* ty = a->getType();
+  llvm::Constant *zero = llvm::ConstantInt::get(ty, 0), *one = llvm::ConstantInt::get(ty, 1),
+                 *minusOne = llvm::ConstantInt::getSigned(ty, -1);
+  llvm::Value* byZero = b.CreateICmpEQ(d, zero);
+  s.fail(byZero);
+  llvm::Value* byMinusOne = b.CreateICmpEQ(d, minusOne);
+  llvm::Value* safe = b.CreateSelect(b.CreateOr(byZero, byMinusOne), one, d);
+  if (!remainder)
+    return b.CreateSelect(byMinusOne, b.CreateSub(zero, a), b.CreateSDiv(a, safe));
+  llvm::Value* r = b.CreateSRem(a, safe);
+  llvm::Value* fix = b.CreateAnd(
+      b.CreateICmpNE(r, zero), b.CreateICmpNE(b.CreateICmpSLT(r, zero), b.CreateICmpSLT(d, zero)));
+  return b.CreateSelect(fix, b.CreateAdd(r, d), r);
+}
+
+/// Float remainder with the sign of the divisor: fmod, then + b where the signs differ.
+llvm::Value* floatRemainder(OpSite& s, DType t, llvm::Value* a, llvm::Value* d) {
+  llvm::IRBuilder<>& b = s.b;
+  llvm::Value* r = libm(s, "fmod", t, {a, d});
+  llvm::Value* zero = llvm::ConstantFP::get(r->getType(), 0.0);
+  llvm::Value* fix = b.CreateAnd(
+      b.CreateFCmpUNE(r, zero), b.CreateICmpNE(b.CreateFCmpOLT(r, zero), b.CreateFCmpOLT(d, zero)));
+  return b.CreateSelect(fix, b.CreateFAdd(r, d), r);
+}
+
+/// sigmoid without exponentiating a large positive number: 1 / (1 + exp(-v)) for
+/// v >= 0, else exp(v) / (1 + exp(v)).
+llvm::Value* sigmoid(OpSite& s, DType t, llvm::Value* v) {
+  llvm::IRBuilder<>& b = s.b;
+  llvm::Value* one = llvm::ConstantFP::get(v->getType(), 1.0);
+  llvm::Value* positive = b.CreateFCmpOGE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+  llvm::Value* e = libm(s, "exp", t, {b.CreateSelect(positive, b.CreateFNeg(v), v)});
+  llvm::Value* denominator = b.CreateFAdd(one, e);
+  return b.CreateSelect(positive, b.CreateFDiv(one, denominator), b.CreateFDiv(e, denominator));
+}
+
+} // namespace
+
+llvm::Value* emitOp(OpSite& s, Op op, DType t, DType result, llvm::ArrayRef<llvm::Value*> args) {
+  llvm::IRBuilder<>& b = s.b;
+  bool isFloat = ir::isFloat(t);
+  llvm::Value* a = args.empty() ? nullptr : args[0];
+  llvm::Value* c = args.size() > 1 ? args[1] : nullptr;
+  llvm::Value* zero = a ? llvm::Constant::getNullValue(a->getType()) : nullptr;
+  auto needFloat = [&] {
+    if (!isFloat)
+      throw Error(fmt::format("emitCpu: {} of {} has no host form", ir::opName(op).str(),
+                              ir::dtypeName(t).str()));
+  };
+  auto math = [&](const char* fn) {
+    needFloat();
+    return libm(s, fn, t, args);
+  };
+  // 0 - v, as the interpreter negates (neg 0.0 is +0.0).
+  auto neg = [&](llvm::Value* v) { return isFloat ? b.CreateFSub(zero, v) : b.CreateSub(zero, v); };
+  auto less = [&](llvm::Value* x, llvm::Value* y) {
+    return isFloat ? b.CreateFCmpOLT(x, y) : b.CreateICmpSLT(x, y);
+  };
+  auto isNan = [&](llvm::Value* v) { return isFloat ? b.CreateFCmpUNO(v, v) : b.getFalse(); };
+  // Comparisons: ordered for floats (NaN compares false but for ne), signed for
+  // integers, unsigned for bools (false < true).
+  auto compare = [&](llvm::CmpInst::Predicate f, llvm::CmpInst::Predicate i,
+                     llvm::CmpInst::Predicate u) {
+    return b.CreateCmp(isFloat ? f : t == DType::Bool ? u : i, a, c);
+  };
+  using P = llvm::CmpInst::Predicate;
+  switch (op) {
+  case Op::Neg:
+    return neg(a);
+  case Op::Abs:
+    return b.CreateSelect(less(a, zero), neg(a), a);
+  case Op::Sign: { // NaN stays NaN
+    llvm::Type* i32 = b.getInt32Ty();
+    llvm::Value* sign =
+        b.CreateSub(b.CreateZExt(less(zero, a), i32), b.CreateZExt(less(a, zero), i32));
+    llvm::Value* typed =
+        isFloat ? b.CreateSIToFP(sign, a->getType()) : b.CreateSExtOrTrunc(sign, a->getType());
+    return isFloat ? b.CreateSelect(isNan(a), a, typed) : typed;
+  }
+  case Op::Square:
+    return isFloat ? b.CreateFMul(a, a) : b.CreateMul(a, a);
+  case Op::Relu: // NaN stays NaN
+    return b.CreateSelect(less(a, zero), zero, a);
+  case Op::Exp:
+    return math("exp");
+  case Op::Log:
+    return math("log");
+  case Op::Log1p:
+    return math("log1p");
+  case Op::Expm1:
+    return math("expm1");
+  case Op::Sqrt:
+    needFloat();
+    return intrinsic(s, llvm::Intrinsic::sqrt, a);
+  case Op::Rsqrt:
+    needFloat();
+    return b.CreateFDiv(llvm::ConstantFP::get(a->getType(), 1.0),
+                        intrinsic(s, llvm::Intrinsic::sqrt, a));
+  case Op::Reciprocal:
+    needFloat();
+    return b.CreateFDiv(llvm::ConstantFP::get(a->getType(), 1.0), a);
+  case Op::Sin:
+    return math("sin");
+  case Op::Cos:
+    return math("cos");
+  case Op::Tanh:
+    return math("tanh");
+  case Op::Sigmoid:
+    needFloat();
+    return sigmoid(s, t, a);
+  case Op::Erf:
+    return math("erf");
+  case Op::Floor:
+    needFloat();
+    return intrinsic(s, llvm::Intrinsic::floor, a);
+  case Op::Ceil:
+    needFloat();
+    return intrinsic(s, llvm::Intrinsic::ceil, a);
+  case Op::Round: // half to even
+    needFloat();
+    return intrinsic(s, llvm::Intrinsic::nearbyint, a);
+  case Op::Add:
+    return isFloat ? b.CreateFAdd(a, c) : b.CreateAdd(a, c);
+  case Op::Sub:
+    return isFloat ? b.CreateFSub(a, c) : b.CreateSub(a, c);
+  case Op::Mul:
+    return isFloat ? b.CreateFMul(a, c) : b.CreateMul(a, c);
+  case Op::Div:
+    return isFloat ? b.CreateFDiv(a, c) : intDivide(s, false, a, c);
+  case Op::Pow:
+    return isFloat ? libm(s, "pow", t, args) : intPow(s, a, c);
+  case Op::Maximum: // NaN propagates
+    return b.CreateSelect(b.CreateOr(isNan(a), compare(P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT)), a,
+                          c);
+  case Op::Minimum:
+    return b.CreateSelect(b.CreateOr(isNan(a), less(a, c)), a, c);
+  case Op::Atan2:
+    return math("atan2");
+  case Op::Remainder:
+    return isFloat ? floatRemainder(s, t, a, c) : intDivide(s, true, a, c);
+  case Op::Eq:
+    return compare(P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ);
+  case Op::Ne:
+    return compare(P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE);
+  case Op::Lt:
+    return compare(P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT);
+  case Op::Le:
+    return compare(P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE);
+  case Op::Gt:
+    return compare(P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT);
+  case Op::Ge:
+    return compare(P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE);
+  case Op::Not:
+    return b.CreateNot(a);
+  case Op::And:
+    return b.CreateAnd(a, c);
+  case Op::Or:
+    return b.CreateOr(a, c);
+  case Op::Select:
+    return b.CreateSelect(a, c, args[2]);
+  case Op::Cast:
+    return convert(b, a, t, result);
+  GRAPHC_SOURCE_CASES:
+  GRAPHC_SHAPE_CASES:
+  GRAPHC_REDUCE_CASES:
+  GRAPHC_LINALG_CASES:
+  GRAPHC_ASSUME_CASES:
+    throw Error(fmt::format("emitCpu: {} cannot be part of a kernel", ir::opName(op).str()));
+  }
+  ir::unknownOp();
+}
+
+} // namespace graphc::codegen::llvmir

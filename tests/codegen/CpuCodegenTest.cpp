@@ -1,0 +1,315 @@
+//===- tests/codegen/CpuCodegenTest.cpp - Compiled kernels vs the interpreter ===//
+//
+// Every kernel of tests/codegen/KernelCases.h and of every fusion golden case
+// (tests/support/GraphFiles.h), in f32 and f64, compiled for the host
+// (runtime/cpu/CompiledKernel.h) and run on random inputs against the interpreter
+// on the same inputs: kernels without a reduction exactly (NaN where NaN), with
+// one within a few ulp (the compiled sums are reassociated); the golden graphs also
+// whole against the unfused reference backend. Also: f32 sums of 10^6 to 1.6 * 10^7
+// elements on every axis against a float64 sum, in-place outputs, the integer
+// error messages, GRAPHC_CPU_KERNELS, and the memory and disk caches (a corrupted
+// entry is compiled again).
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Parser.h"
+#include "runtime/Backends.h"
+#include "runtime/cpu/CompiledKernel.h"
+#include "runtime/cpu/FusedKernel.h"
+#include "runtime/cpu/HostJit.h"
+#include "support/DiskCache.h"
+#include "support/GraphFiles.h"
+#include "support/Numeric.h"
+#include "tests/codegen/KernelCases.h"
+#include "tests/codegen/KernelInputs.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace graphc {
+namespace {
+
+using codegen::Kernel;
+using cpu::FusedKernel;
+using cpu::HostJit;
+using cpu::KernelMode;
+using testing::HostArray;
+
+/// Random inputs for `k` (kinds by parameter name, as the GPU tests choose them).
+std::vector<HostArray> inputsFor(const Kernel& k, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<HostArray> inputs;
+  for (const ir::Value& v : k.inputs) {
+    const ir::Node& n = *v.node;
+    char kind = n.op() == ir::Op::Parameter      ? testing::inputKind(n.attrs().getStr("name"))
+                : n.kind() == ir::OpKind::Source ? 'p'
+                                                 : testing::inputKind(n.name());
+    inputs.push_back(testing::randomArray(v.type(), kind, rng));
+  }
+  return inputs;
+}
+
+/// The outputs of `fk` on copies of `inputs`, output 0 over input `inPlaceOf` where
+/// that is >= 0; `error` gets the message of a graphc::Error.
+std::vector<HostArray> run(const FusedKernel& fk, std::vector<HostArray> inputs,
+                           std::string* error = nullptr, int inPlaceOf = -1) {
+  const Kernel& k = fk.kernel();
+  std::vector<HostArray> outputs;
+  for (const codegen::KernelOutput& o : k.outputs)
+    outputs.emplace_back(k.insts[o.inst].dtype, o.value.type().numel());
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  for (HostArray& a : inputs)
+    in.push_back(a.data());
+  for (size_t o = 0; o < outputs.size(); ++o)
+    out.push_back(o == 0 && inPlaceOf >= 0 ? inputs[inPlaceOf].data() : outputs[o].data());
+  try {
+    fk.run(in, out);
+  } catch (const Error& e) {
+    if (!error)
+      throw;
+    *error = e.message();
+  }
+  if (inPlaceOf >= 0)
+    std::memcpy(outputs[0].data(), inputs[inPlaceOf].data(), outputs[0].bytes());
+  return outputs;
+}
+
+/// Runs `k` compiled and interpreted on the same random inputs and compares.
+void expectSameAsInterpreter(const Kernel& k, const std::string& what, uint64_t seed,
+                             int inPlaceOf = -1) {
+  SCOPED_TRACE(what);
+  FusedKernel compiled(k, KernelMode::Compile), interpreted(k, KernelMode::Interpret);
+  ASSERT_NE(compiled.compiled(), nullptr);
+  ASSERT_EQ(interpreted.compiled(), nullptr);
+  std::vector<HostArray> inputs = inputsFor(k, seed);
+  std::string gotError, wantError;
+  std::vector<HostArray> got = run(compiled, inputs, &gotError, inPlaceOf);
+  std::vector<HostArray> want = run(interpreted, inputs, &wantError, inPlaceOf);
+  ASSERT_EQ(gotError, wantError);
+  if (!wantError.empty())
+    return;
+  for (size_t o = 0; o < want.size(); ++o) {
+    bool f32 = got[o].dtype == ir::DType::F32;
+    bool close = k.hasReduction() && ir::isFloat(got[o].dtype);
+    double rtol = !close ? 0 : f32 ? 1e-5 : 1e-12, atol = !close ? 0 : f32 ? 1e-6 : 1e-13;
+    int reported = 0;
+    for (int64_t i = 0; i < got[o].numel; ++i) {
+      double g = got[o].at(i), w = want[o].at(i);
+      bool ok = (std::isnan(g) && std::isnan(w)) || g == w ||
+                std::abs(g - w) <= atol + rtol * std::abs(w);
+      if (!ok && reported++ < 5)
+        ADD_FAILURE() << "output " << o << " element " << i << ": compiled " << g
+                      << ", interpreted " << w << "\n"
+                      << codegen::printKernel(k) << compiled.compiled()->code().ir;
+    }
+  }
+}
+
+/// Parses `text`; the graph lives to the end of the tests (kernels point into it).
+const ir::Graph& parsed(const std::string& text, const std::string& name) {
+  static std::vector<std::unique_ptr<ir::Graph>> graphs;
+  graphs.push_back(ir::parseGraph(text, name));
+  return *graphs.back();
+}
+
+TEST(CpuCodegen, EveryKernelCaseMatchesTheInterpreter) {
+  int kernels = 0;
+  for (const char* dtype : {"f32", "f64"})
+    for (const testing::KernelCase& c : testing::kernelCases(dtype)) {
+      int failed = 0;
+      std::vector<Kernel> ks = testing::kernelsOf(parsed(c.text, c.name), &failed);
+      EXPECT_EQ(failed, 0) << c.name;
+      for (size_t i = 0; i < ks.size(); ++i, ++kernels)
+        expectSameAsInterpreter(ks[i], fmt::format("{} {} kernel {}", c.name, dtype, i), 7 + i);
+    }
+  EXPECT_GE(kernels, 200);
+}
+
+TEST(CpuCodegen, MultiStageKernelsMatchTheInterpreter) {
+  for (const char* dtype : {"f32", "f64"})
+    for (const testing::MultiStageCase& c : testing::multiStageCases(dtype)) {
+      auto k = testing::wholeKernel(parsed(c.text, c.name));
+      ASSERT_TRUE(std::holds_alternative<Kernel>(k)) << c.name;
+      EXPECT_EQ(std::get<Kernel>(k).stages(), c.stages) << c.name;
+      expectSameAsInterpreter(std::get<Kernel>(k), fmt::format("{} {}", c.name, dtype), 3);
+    }
+}
+
+TEST(CpuCodegen, EveryGoldenFusionGroupCompilesAndMatches) {
+  int groups = 0, graphs = 0;
+  for (const std::string& file : testing::kFusionGoldenFiles)
+    for (bool f32 : {false, true}) {
+      std::string text = testing::readSourceFile(file);
+      for (auto& g : testing::graphsOf(f32 ? testing::toF32(text) : text, file)) {
+        SCOPED_TRACE(fmt::format("{} @{} {}", file, g->name(), f32 ? "f32" : "f64"));
+        for (const Kernel& k : testing::kernelsOf(*g)) {
+          expectSameAsInterpreter(k, fmt::format("group {}", groups), 11 + groups);
+          ++groups;
+        }
+        // The whole graph, fused and compiled, against the unfused reference.
+        std::vector<Array> inputs = testing::randomInputs(*g, 5 + graphs++);
+        std::vector<Array> got = getBackend("cpu").compile(*g)->run(inputs);
+        std::vector<Array> want = getBackend("cpu-unfused").compile(*g)->run(inputs);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); ++i)
+          EXPECT_LE(testing::relativeDifference(got[i], want[i]), f32 ? 1e-5 : 1e-12)
+              << "output " << i;
+      }
+    }
+  EXPECT_GE(graphs, 40);
+  EXPECT_GE(groups, graphs);
+}
+
+/// sum (and mean) of f32 uniform [0, 1) values of `shape` over `axes` against a
+/// float64 sum of the same values: within an f32 rounding of the result.
+void expectAccurateSum(const ir::Shape& shape, const std::vector<int64_t>& axes) {
+  std::string where = fmt::format("{} axes {}", ir::shapeString(shape), ir::shapeString(axes));
+  SCOPED_TRACE(where);
+  Array x = Array::randomUniform(ir::DType::F32, shape, 17, 0.0, 1.0);
+  for (const char* op : {"sum", "mean"}) {
+    auto g = ir::parseGraph(fmt::format("graph @s(%x: f32{}) {{\n  %r = {} %x {{axes={}}}\n  "
+                                        "return %r\n}}",
+                                        ir::shapeString(shape), op, ir::shapeString(axes)));
+    std::vector<float> sums = getBackend("cpu").compile(*g)->run({x})[0].toVector<float>();
+    std::vector<double> got(sums.begin(), sums.end());
+    // The float64 reference: each segment's elements summed in C order.
+    std::vector<float> v = x.toVector<float>();
+    ir::Shape strides = codegen::denseStrides(shape), kept;
+    for (size_t a = 0; a < shape.size(); ++a)
+      if (std::count(axes.begin(), axes.end(), static_cast<int64_t>(a)) == 0)
+        kept.push_back(shape[a]);
+    ir::Shape keptStrides = codegen::denseStrides(kept);
+    std::vector<double> want(std::max<int64_t>(ir::numElements(kept), 1), 0.0);
+    double count = static_cast<double>(ir::numElements(shape)) / want.size();
+    for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) {
+      int64_t segment = 0;
+      for (size_t a = 0, j = 0; a < shape.size(); ++a) {
+        int64_t coord = i / strides[a] % shape[a];
+        if (std::count(axes.begin(), axes.end(), static_cast<int64_t>(a)) == 0)
+          segment += coord * keptStrides[j++];
+      }
+      want[segment] += v[i];
+    }
+    ASSERT_EQ(got.size(), want.size());
+    double worst = 0;
+    for (size_t s = 0; s < want.size(); ++s) {
+      double w = std::string(op) == "mean" ? want[s] / count : want[s];
+      worst = std::max(worst, std::abs(got[s] - w) / std::abs(w));
+    }
+    EXPECT_LE(worst, 1.2e-7) << op; // one rounding to f32 (2^-23)
+  }
+}
+
+TEST(CpuCodegen, F32SumsOfMillionsOfElementsAreAccurate) {
+  expectAccurateSum({16777216}, {0});
+  expectAccurateSum({2048, 1024}, {0, 1});
+  expectAccurateSum({1024, 1024}, {1});
+  expectAccurateSum({1024, 1024}, {0});
+  expectAccurateSum({1000000, 4}, {0});
+  expectAccurateSum({1000000, 4}, {1});
+  expectAccurateSum({100000, 64}, {0});
+  expectAccurateSum({100000, 64}, {1});
+  expectAccurateSum({4, 1000000}, {1}); // short and wide
+  expectAccurateSum({4, 1000000}, {0});
+  expectAccurateSum({100, 300, 50}, {1}); // a middle axis
+}
+
+const Kernel& kernelOfText(const std::string& text) {
+  static std::vector<Kernel> kernels;
+  kernels.push_back(testing::kernelsOf(parsed(text, "test.gir")).at(0));
+  return kernels.back();
+}
+
+TEST(CpuCodegen, OutputsInPlace) {
+  const Kernel& k = kernelOfText(bench::chainGraph(300000, "f32"));
+  expectSameAsInterpreter(k, "chain over its x", 5, 0);
+  const Kernel& ln = kernelOfText(testing::withType(testing::layernormText(64, 3000, 1), "f64"));
+  expectSameAsInterpreter(ln, "layernorm over its x", 6, 0);
+}
+
+TEST(CpuCodegen, IntegerErrorsAreTheInterpreters) {
+  const Kernel& k =
+      kernelOfText("graph @d(%a: i32[5000], %b: i32[5000]) {\n  %q = div %a, %b\n  return %q\n}");
+  std::vector<HostArray> inputs = inputsFor(k, 1);
+  static_cast<int32_t*>(inputs[1].data())[4321] = 0;
+  std::string error;
+  run(FusedKernel(k, KernelMode::Compile), inputs, &error);
+  EXPECT_NE(error.find("integer division by zero"), std::string::npos) << error;
+  std::string interpreted;
+  run(FusedKernel(k, KernelMode::Interpret), inputs, &interpreted);
+  EXPECT_EQ(error, interpreted);
+}
+
+TEST(CpuCodegen, TheEnvironmentChoosesTheMode) {
+  const Kernel& k = kernelOfText("graph @e(%a: f64[10]) {\n  %q = exp %a\n  return %q\n}");
+  setenv("GRAPHC_CPU_KERNELS", "interpret", 1);
+  EXPECT_EQ(FusedKernel(k).compiled(), nullptr);
+  setenv("GRAPHC_CPU_KERNELS", "compile", 1);
+  EXPECT_NE(FusedKernel(k).compiled(), nullptr);
+  setenv("GRAPHC_CPU_KERNELS", "fast", 1);
+  EXPECT_THROW(FusedKernel{k}, Error);
+  unsetenv("GRAPHC_CPU_KERNELS");
+  EXPECT_NE(FusedKernel(k).compiled(), nullptr);
+}
+
+TEST(CpuCodegen, MemoryAndDiskCachesAndACorruptedEntry) {
+  HostJit* jit = HostJit::get();
+  ASSERT_NE(jit, nullptr);
+  std::string saved = jit->diskDir();
+  std::string dir = fmt::format("{}/graphc-cpu-cache-test-{}",
+                                std::filesystem::temp_directory_path().string(), getpid());
+  std::filesystem::remove_all(dir);
+  jit->setDiskDir(dir);
+  ASSERT_EQ(jit->diskDir(), dir);
+  const Kernel& k = kernelOfText(
+      "graph @c(%a: f64[777], %b: f64[777]) {\n  %q = atan2 %a, %b\n  %r = cos %q\n  return %r\n}");
+  auto counts = [&] { return jit->counts(); };
+  HostJit::Counts c0 = counts();
+  FusedKernel first(k, KernelMode::Compile);
+  EXPECT_EQ(counts().compiled, c0.compiled + 1);
+  FusedKernel second(k, KernelMode::Compile);
+  EXPECT_EQ(counts().fromMemory, c0.fromMemory + 1);
+  std::string path = jit->diskPath(first.compiled()->code().ir);
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  jit->forgetMemory();
+  FusedKernel third(k, KernelMode::Compile);
+  EXPECT_EQ(counts().fromDisk, c0.fromDisk + 1);
+  expectSameAsInterpreter(k, "from disk", 3);
+  for (int damage = 0; damage < 2; ++damage) {
+    // Truncated, then one byte of the object flipped: compiled again, rewritten.
+    std::string bytes = *readWholeFile(path);
+    if (damage == 0)
+      bytes.resize(bytes.size() / 2);
+    else
+      bytes[bytes.size() / 2] ^= 0x5a;
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    jit->forgetMemory();
+    HostJit::Counts before = counts();
+    FusedKernel again(k, KernelMode::Compile);
+    EXPECT_EQ(counts().compiled, before.compiled + 1);
+    expectSameAsInterpreter(k, "recompiled", 4);
+    jit->forgetMemory();
+    FusedKernel fromDisk(k, KernelMode::Compile);
+    EXPECT_EQ(counts().fromDisk, before.fromDisk + 1);
+  }
+  jit->setDiskDir(saved);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CpuCodegen, TheDumpIsReadableIr) {
+  const Kernel& k = kernelOfText(testing::withType(
+      "graph @r(%x: $T[64,300]) {\n  %r = sum %x {axes=[1]}\n  return %r\n}", "f32"));
+  codegen::CpuKernel a = codegen::emitCpu(k, "k"), b = codegen::emitCpu(k, "k");
+  EXPECT_EQ(a.ir, b.ir); // deterministic: a cache key
+  EXPECT_NE(a.ir.find("define void @k_acc1("), std::string::npos) << a.ir;
+  EXPECT_NE(a.ir.find("define void @k_finish1("), std::string::npos) << a.ir;
+  EXPECT_NE(a.ir.find("fadd reassoc double"), std::string::npos) << a.ir;
+}
+
+} // namespace
+} // namespace graphc

@@ -1,9 +1,11 @@
 //===- runtime/cpu/Linalg.cpp - Linear algebra through BLAS/LAPACK --------===//
 //
 // Every op works on row-major matrices in the last two axes and loops over the
-// leading (batch) axes, one BLAS/LAPACK call per batch item. Lapack<T> maps the
-// float and double routines to one name, so each op is written once. Matrices of
-// order up to small::kMaxSmallN (16) are factored and solved by the loops of
+// leading (batch) axes, one BLAS/LAPACK call per batch item (batches of solve,
+// cholesky and triangular_solve items of order <= 64, which OpenBLAS runs on one
+// thread, split over the thread pool). Lapack<T> maps the float and double
+// routines to one name, so each op is written once. Matrices of order up to
+// small::kMaxSmallN (16) are factored and solved by the loops of
 // runtime/cpu/SmallLinalg.h instead, the batch split over the thread pool when it
 // is large: lu, inverse, det and logdet factor with them, and solve, cholesky,
 // left-side triangular_solve, matmul and syrk (all dimensions small) run entirely
@@ -152,6 +154,16 @@ void forEachItem(int64_t batch, int64_t work, ItemFailures& failures, F&& item) 
       failures.add(b, info[b]);
 }
 
+/// The order up to which OpenBLAS factors and solves on the calling thread alone
+/// (getrf: m * n < 10000): batches of such items split over the pool too.
+constexpr int64_t kOneThreadLapackN = 64;
+
+/// forEachItem's work for one LAPACK call per n x n item of `m`: about batch * n^3
+/// when n <= kOneThreadLapackN, else 0 (on this thread; OpenBLAS has its threads).
+int64_t lapackWork(const Matrices& m) {
+  return m.rows <= kOneThreadLapackN ? m.batch * m.rows * m.rows * m.rows : 0;
+}
+
 /// "U(4,4) = 0": the zero pivot getrf's info names.
 std::string zeroPivot(lapack_int info) {
   return fmt::format("U({},{}) = 0", info, info);
@@ -259,17 +271,21 @@ template <typename T> Array smallSolve(const Step& s, const Array& a, const Arra
 template <typename T> Array solve(const Step& s, const Array& a, const Array& rhs) {
   if (isSmall(Matrices(a).rows))
     return smallSolve<T>(s, a, rhs);
-  Array x = rhs.clone();
-  Matrices mx(x);
+  Array x = rhs.clone(), lu = a.clone();
+  Matrices ma(a), mx(x);
   ItemFailures singular(mx.batch);
-  factorLu<T>(s, a, [&](int64_t b, T* lu, lapack_int* ipiv, lapack_int info) {
-    if (info > 0)
-      singular.add(b, info);
-    if (info > 0 || mx.size() == 0)
-      return;
-    info = Lapack<T>::getrs(LAPACK_ROW_MAJOR, 'N', mx.rows, mx.cols, lu, mx.rows, ipiv,
-                            mx.item<T>(x, b), mx.ld());
-    checkCall(s, info, "getrs", b);
+  lapack_int n = static_cast<lapack_int>(ma.rows);
+  forEachItem(ma.batch, lapackWork(ma), singular, [&](int64_t b) {
+    std::vector<lapack_int> ipiv(std::max(n, 1));
+    T* f = ma.item<T>(lu, b);
+    lapack_int info = n ? Lapack<T>::getrf(LAPACK_ROW_MAJOR, n, n, f, ma.ld(), ipiv.data()) : 0;
+    checkCall(s, info, "getrf", b);
+    if (info == 0 && mx.size() > 0)
+      checkCall(s,
+                Lapack<T>::getrs(LAPACK_ROW_MAJOR, 'N', n, mx.cols, f, ma.ld(), ipiv.data(),
+                                 mx.item<T>(x, b), mx.ld()),
+                "getrs", b);
+    return info;
   });
   singular.throwIfAny(s, "matrix is singular", zeroPivot);
   return x;
@@ -301,13 +317,13 @@ template <typename T> Array cholesky(const Step& s, const Array& a) {
     return l;
   }
   Array l = a.clone();
-  for (int64_t b = 0; b < m.batch && m.rows > 0; ++b) {
-    lapack_int info =
-        Lapack<T>::potrf(LAPACK_ROW_MAJOR, upper ? 'U' : 'L', m.rows, m.item<T>(l, b), m.ld());
-    checkCall(s, info, "potrf", b);
-    if (info > 0)
-      indefinite.add(b, info);
-  }
+  if (m.rows > 0)
+    forEachItem(m.batch, lapackWork(m), indefinite, [&](int64_t b) {
+      lapack_int info =
+          Lapack<T>::potrf(LAPACK_ROW_MAJOR, upper ? 'U' : 'L', m.rows, m.item<T>(l, b), m.ld());
+      checkCall(s, info, "potrf", b);
+      return info;
+    });
   indefinite.throwIfAny(s, "matrix is not positive definite", leadingMinor);
   zeroTriangle<T>(l, /*upperPart=*/!upper);
   return l;
@@ -321,7 +337,7 @@ template <typename T> Array triangularSolve(const Step& s, const Array& a, const
   // The small loops copy each item where they solve it; LAPACK's run on a copy.
   Array x = useSmall ? Array::empty(rhs.dtype(), rhs.shape()) : rhs.clone();
   ItemFailures singular(ma.batch);
-  int64_t work = useSmall ? ma.batch * ma.size() * mx.cols : 0; // LAPACK's on this thread
+  int64_t work = useSmall ? ma.batch * ma.size() * mx.cols : lapackWork(ma);
   forEachItem(ma.batch, work, singular, [&](int64_t b) -> lapack_int {
     const T* pa = ma.item<T>(a, b);
     if (useSmall)

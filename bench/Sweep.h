@@ -136,8 +136,13 @@ inline std::string linalg(const SweepCase& c, const char* t) {
 
 } // namespace sweep
 
-/// Every case of the sweep, in order.
-inline std::vector<SweepCase> sweepCases() {
+/// Every case of the sweep, in order. With `cpu`, the sizes of the CPU sweep
+/// (bench/cpu.cpp; a few minutes on 2 cores): squares of 4096 instead of 8192,
+/// softmax over 512 rows instead of 2048, column norms of 262144 rows instead of
+/// 1048576, solves and Cholesky of order 2048 instead of 4096, and SPD solves with
+/// n * cols <= 64 * 100000 (instead of 256 * 100000). Names carry the sizes.
+inline std::vector<SweepCase> sweepCases(bool cpu = false) {
+  const char* square = cpu ? "4096x4096" : "8192x8192";
   std::vector<SweepCase> out;
   auto red = [&](const char* op, const char* dtype, const char* shape, const char* axes,
                  const char* tag) {
@@ -156,7 +161,7 @@ inline std::vector<SweepCase> sweepCases() {
   const Shape shapes[] = {{"16777216", "0", {}},
                           {"1048576x4", "0,1", {"0", "1"}},
                           {"100000x64", "0,1", {"0", "1"}},
-                          {"8192x8192", "0,1", {"0", "1"}},
+                          {square, "0,1", {"0", "1"}},
                           {"4x1000000", "0,1", {"0", "1"}},
                           {"64x100000", "0,1", {"0", "1"}},
                           {"256x256x256", "0,1,2", {"0", "1", "2"}}};
@@ -166,11 +171,11 @@ inline std::vector<SweepCase> sweepCases() {
     red("sum", "f32", s.name, s.all, "all");
   }
   for (const char* op : {"mean", "max", "var", "argmax"})
-    for (const char* shape : {"1048576x4", "100000x64", "8192x8192"})
+    for (const char* shape : {"1048576x4", "100000x64", square})
       for (const char* a : {"0", "1"})
         red(op, "f32", shape, a, (std::string("ax") + a).c_str());
   red("max", "f32", "16777216", "0", "all");
-  for (const char* shape : {"1048576x4", "8192x8192"})
+  for (const char* shape : {"1048576x4", square})
     for (const char* a : {"0", "1"})
       red("sum", "f64", shape, a, (std::string("ax") + a).c_str());
   red("sum", "f64", "16777216", "0", "all");
@@ -182,10 +187,15 @@ inline std::vector<SweepCase> sweepCases() {
     c.dtype = c.name.find("_f32_") != std::string::npos ? "f32" : "f64";
     out.push_back(c);
   };
-  add("softmax_f32_2048x50257_ax1", sweep::rows, "softmax", "2048,50257", "", true);
-  add("logsumexp_f32_2048x50257_ax1", sweep::rows, "logsumexp", "2048,50257", "", true);
-  add("colnorm_f32_1048576x64_ax0", sweep::columns, "colnorm", "1048576,64", "", true);
-  add("colnorm_f32_8192x8192_ax0", sweep::columns, "colnorm", "8192,8192", "", true);
+  int64_t softmaxRows = cpu ? 512 : 2048, colnormRows = cpu ? 262144 : 1048576;
+  int64_t side = cpu ? 4096 : 8192;
+  for (const char* op : {"softmax", "logsumexp"})
+    add(fmt::format("{}_f32_{}x50257_ax1", op, softmaxRows), sweep::rows, op,
+        fmt::format("{},50257", softmaxRows).c_str(), "", true);
+  add(fmt::format("colnorm_f32_{}x64_ax0", colnormRows), sweep::columns, "colnorm",
+      fmt::format("{},64", colnormRows).c_str(), "", true);
+  add(fmt::format("colnorm_f32_{0}x{0}_ax0", side), sweep::columns, "colnorm",
+      fmt::format("{0},{0}", side).c_str(), "", true);
   add("add_f32_4096x4096_bcast0", sweep::broadcast, "add", "4096,4096", "4096", true);
   add("add_f32_4096x4096_bcast1", sweep::broadcast, "add", "4096,4096", "4096,1", true);
   add("add_f32_1048576x4_bcast0", sweep::broadcast, "add", "1048576,4", "4", true);
@@ -203,16 +213,17 @@ inline std::vector<SweepCase> sweepCases() {
     c.n = n, c.cols = cols, c.batch = batch;
     out.push_back(c);
   };
+  int64_t big = cpu ? 2048 : 4096, spdLimit = (cpu ? 64 : 256) * int64_t{100000};
   for (int64_t n : {16, 64, 256, 1024})
     for (int64_t cols : {1, 1000, 100000})
-      if (n * cols <= int64_t{256} * 100000)
+      if (n * cols <= spdLimit)
         la("spd", n, cols, 0);
-  la("spd", 4096, 1, 0);
+  la("spd", big, 1, 0);
   for (int64_t n : {16, 64, 1024})
     for (int64_t cols : {1, 1000, 100000})
       if (n * cols <= int64_t{1024} * 1000)
         la("general", n, cols, 0);
-  la("general", 4096, 1, 0);
+  la("general", big, 1, 0);
   la("spd", 4, 1, 100000);
   la("spd", 16, 1, 10000);
   la("spd", 64, 1, 1000);
@@ -221,7 +232,7 @@ inline std::vector<SweepCase> sweepCases() {
   la("general", 64, 1, 1000);
   la("trsm", 64, 100000, 0);
   la("trsm", 1024, 10000, 0);
-  for (int64_t n : {32, 256, 1024, 4096})
+  for (int64_t n : {int64_t{32}, int64_t{256}, int64_t{1024}, big})
     la("cholesky", n, 0, 0);
   for (int64_t n : {32, 128, 256, 1024})
     la("qr", n, 0, 0);

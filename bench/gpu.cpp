@@ -18,6 +18,7 @@
 // name contains SUBSTRING.
 //
 //===----------------------------------------------------------------------===//
+#include "bench/Record.h"
 #include "bench/Sweep.h"
 #include "bench/Workloads.h"
 #include "examples/EnKF.h"
@@ -35,44 +36,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <ctime>
 #include <fmt/format.h>
 
 using namespace graphc;
 
 namespace {
 
-/// The elements of an f32, f64 or i64 (argmax's) array as doubles.
-std::vector<double> asDoubles(const Array& a) {
-  if (a.dtype() == DType::F32) {
-    std::vector<float> f = a.toVector<float>();
-    return {f.begin(), f.end()};
-  }
-  if (a.dtype() == DType::I64) {
-    std::vector<int64_t> i = a.toVector<int64_t>();
-    return {i.begin(), i.end()};
-  }
-  return a.toVector<double>();
-}
-
-/// ||a - ref|| / ||ref||.
-double relativeError(const Array& a, const Array& ref) {
-  std::vector<double> r = asDoubles(ref), x = asDoubles(a);
-  double num = 0, den = 0;
-  for (size_t i = 0; i < r.size(); ++i) {
-    num += (x[i] - r[i]) * (x[i] - r[i]);
-    den += r[i] * r[i];
-  }
-  return std::sqrt(num / den);
-}
-
-/// `a` (f64) converted to `dtype`.
-Array convert(const Array& a, DType dtype) {
-  if (dtype == DType::F64)
-    return a;
-  std::vector<double> v = a.toVector<double>();
-  return Array::fromVector(std::vector<float>(v.begin(), v.end()), a.shape());
-}
+using bench::convert;
+using bench::relativeError;
 
 struct Case {
   const char* workload;
@@ -89,13 +60,7 @@ struct Case {
 /// closing brace.
 void printRecord(const Case& c, const std::string& system, const std::string& variant, double ms,
                  const std::string& extra) {
-  char date[16];
-  std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  fmt::print("{{\"date\": \"{}\", \"device\": \"{}\", \"workload\": \"{}\", \"case\": \"{}\", "
-             "\"system\": \"{}\", \"variant\": \"{}\", \"median_ms\": {:.4f}{}}}\n",
-             date, cuda::deviceInfo().name, c.workload, c.name, system, variant, ms, extra);
-  std::fflush(stdout);
+  bench::printRecord(cuda::deviceInfo().name, c.workload, c.name, system, variant, ms, extra);
 }
 
 /// The median host-timed copy of (read + written bytes) / 2 between two device
@@ -132,15 +97,7 @@ double copyFloorMs(const OptimizedExecutable& exe, int calls) {
 }
 
 void runCase(const Case& c, int repeats) {
-  std::vector<Array> inputs64 = c.inputs64;
-  uint64_t seed = 1;
-  for (size_t i = inputs64.size(); i < c.graph64->params().size(); ++i) {
-    Array a = Array::randomNormal(DType::F64, c.graph64->params()[i]->type().shape, seed++);
-    std::vector<double> v = a.toVector<double>();
-    for (double& x : v)
-      x *= c.scales.empty() ? 1.0 : c.scales[i];
-    inputs64.push_back(Array::fromVector(v, a.shape()));
-  }
+  std::vector<Array> inputs64 = bench::randomInputs(*c.graph64, c.inputs64, c.scales);
   Array reference = compile(*c.graph64, getBackend("cpu"))->run(inputs64)[c.checked];
   cuda::emptyOnDevice(DType::F32, {1}); // the CUDA context, before the timed compile
   std::unique_ptr<OptimizedExecutable> exe;

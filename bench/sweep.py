@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The peers on the shape sweep (bench/Sweep.h), for side-by-side runs with graphc.
 
-Usage: python3 bench/sweep.py [--repeat R] [--only SUBSTRING] [--graphc FILE]
+Usage: python3 bench/sweep.py [--cpu] [--repeat R] [--only SUBSTRING]
+       python3 bench/sweep.py [--cpu] --table FILE... [--command TEXT]
 
 The cases and their names are bench/Sweep.h's (graphc runs them with
 `bench_gpu --workloads sweep`). For each case: PyTorch eager, torch.compile where
@@ -9,13 +10,19 @@ the case fuses several ops (FUSIBLE), JAX jit and CuPy, with
 inputs on the device, timed as bench/peers.py times (median host-timed calls
 that include the synchronization, after warm-up), the relative error against a
 float64 NumPy reference. Prints one JSON line per run ("workload": "sweep").
-With --graphc FILE (bench_gpu's JSON lines of the same cases) it then prints
-a Markdown table: per case graphc, the best peer, their ratio and the copy floor.
+With --cpu: the CPU sweep's cases (bench_cpu's, at the sizes of
+sweepCases(cpu)) in NumPy on the host, with the threads the environment gives
+OpenBLAS (scripts/sweep-cpu.sh sets them as for graphc); NumPy's float64
+results are the reference itself (error 0).
+--table FILE... renders saved JSON lines (graphc's and the peers') as a Markdown
+table: per case graphc, the best peer, their ratio and (GPU) the copy floor; with
+--cpu a header with the dates, machine and --command and ratios over 1.25 in bold.
 """
 import argparse
 import collections
 import datetime
 import json
+import os
 import sys
 
 import numpy as np
@@ -30,9 +37,12 @@ FUSIBLE = ("rows", "columns")
 Case = collections.namedtuple("Case", "name kind op shape axes extra n cols batch dtype")
 
 
-def sweep_cases():
-    """bench/Sweep.h's sweepCases(), in its order."""
+def sweep_cases(cpu=False):
+    """bench/Sweep.h's sweepCases(cpu), in its order (with cpu, the CPU sweep's sizes)."""
     out = []
+    square = "4096x4096" if cpu else "8192x8192"
+    side = 4096 if cpu else 8192
+    big = 2048 if cpu else 4096
 
     def red(op, dtype, shape, axes, tag):
         out.append(Case(f"{op}_{dtype}_{shape}_{tag}", "reduce", op,
@@ -40,7 +50,7 @@ def sweep_cases():
                         tuple(int(a) for a in axes.split(",")), None, 0, 0, 0, dtype))
 
     shapes = [("16777216", "0", []), ("1048576x4", "0,1", ["0", "1"]),
-              ("100000x64", "0,1", ["0", "1"]), ("8192x8192", "0,1", ["0", "1"]),
+              ("100000x64", "0,1", ["0", "1"]), (square, "0,1", ["0", "1"]),
               ("4x1000000", "0,1", ["0", "1"]), ("64x100000", "0,1", ["0", "1"]),
               ("256x256x256", "0,1,2", ["0", "1", "2"])]
     for name, all_axes, axes in shapes:
@@ -48,11 +58,11 @@ def sweep_cases():
             red("sum", "f32", name, a, "ax" + a)
         red("sum", "f32", name, all_axes, "all")
     for op in ("mean", "max", "var", "argmax"):
-        for shape in ("1048576x4", "100000x64", "8192x8192"):
+        for shape in ("1048576x4", "100000x64", square):
             for a in ("0", "1"):
                 red(op, "f32", shape, a, "ax" + a)
     red("max", "f32", "16777216", "0", "all")
-    for shape in ("1048576x4", "8192x8192"):
+    for shape in ("1048576x4", square):
         for a in ("0", "1"):
             red("sum", "f64", shape, a, "ax" + a)
     red("sum", "f64", "16777216", "0", "all")
@@ -61,10 +71,11 @@ def sweep_cases():
         dtype = "f32" if "_f32_" in name else "f64"
         out.append(Case(name, kind, op, shape, None, extra, 0, 0, 0, dtype))
 
-    add("softmax_f32_2048x50257_ax1", "rows", "softmax", (2048, 50257))
-    add("logsumexp_f32_2048x50257_ax1", "rows", "logsumexp", (2048, 50257))
-    add("colnorm_f32_1048576x64_ax0", "columns", "colnorm", (1048576, 64))
-    add("colnorm_f32_8192x8192_ax0", "columns", "colnorm", (8192, 8192))
+    softmax_rows, colnorm_rows = (512, 262144) if cpu else (2048, 1048576)
+    for op in ("softmax", "logsumexp"):
+        add(f"{op}_f32_{softmax_rows}x50257_ax1", "rows", op, (softmax_rows, 50257))
+    add(f"colnorm_f32_{colnorm_rows}x64_ax0", "columns", "colnorm", (colnorm_rows, 64))
+    add(f"colnorm_f32_{side}x{side}_ax0", "columns", "colnorm", (side, side))
     add("add_f32_4096x4096_bcast0", "broadcast", "add", (4096, 4096), (4096,))
     add("add_f32_4096x4096_bcast1", "broadcast", "add", (4096, 4096), (4096, 1))
     add("add_f32_1048576x4_bcast0", "broadcast", "add", (1048576, 4), (4,))
@@ -81,23 +92,24 @@ def sweep_cases():
             name = f"{op}_f64_n{n}" + (f"_rhs{cols}" if cols else "")
         out.append(Case(name, "linalg", op, None, None, None, n, cols, batch, "f64"))
 
+    spd_limit = (64 if cpu else 256) * 100000
     for n in (16, 64, 256, 1024):
         for cols in (1, 1000, 100000):
-            if n * cols <= 256 * 100000:
+            if n * cols <= spd_limit:
                 la("spd", n, cols, 0)
-    la("spd", 4096, 1, 0)
+    la("spd", big, 1, 0)
     for n in (16, 64, 1024):
         for cols in (1, 1000, 100000):
             if n * cols <= 1024 * 1000:
                 la("general", n, cols, 0)
-    la("general", 4096, 1, 0)
+    la("general", big, 1, 0)
     for op in ("spd", "general"):
         for batch, n in ((100000, 4), (10000, 16), (1000, 64)):
             la(op, n, 1, batch)
     # bench/Sweep.h orders the batched SPD before the batched general ones, as here.
     la("trsm", 64, 100000, 0)
     la("trsm", 1024, 10000, 0)
-    for n in (32, 256, 1024, 4096):
+    for n in (32, 256, 1024, big):
         la("cholesky", n, 0, 0)
     for n in (32, 128, 256, 1024):
         la("qr", n, 0, 0)
@@ -220,8 +232,24 @@ def numpy_ops():
     return Ops(np, tri)
 
 
-def systems():
+def cpu_device():
+    """The host as bench/cpu.cpp names it: the CPU model and the count of CPUs."""
+    names = [line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+             if line.startswith("model name")]
+    return f"{names[0] if names else 'CPU'} ({len(names)} CPUs)"
+
+
+def cpu_threads():
+    """The threads OpenBLAS is given: OPENBLAS_NUM_THREADS, else every CPU."""
+    return int(os.environ.get("OPENBLAS_NUM_THREADS", os.cpu_count() or 1))
+
+
+def systems(cpu=False):
     """(system, variant, Ops-or-None, wrap(fn) -> callable, to_device, to_host, wait), as available."""
+    if cpu:
+        return [("numpy", f"{np.__version__}, {cpu_threads()} OpenBLAS threads", numpy_ops(),
+                 lambda f, c: f, lambda a, dt: np.asarray(a, dtype=dt), np.asarray,
+                 lambda o: None)]
     out = []
     try:
         import torch
@@ -269,8 +297,8 @@ FIRST = ("sum_f32_1048576x4_ax0", "sum_f32_100000x64_ax0", "sum_f32_16777216_all
 def run(args):
     rng = np.random.default_rng(0)
     npops = numpy_ops()
-    found = systems()
-    for case in sorted(sweep_cases(), key=lambda c: c.name not in FIRST):
+    found = systems(args.cpu)
+    for case in sorted(sweep_cases(args.cpu), key=lambda c: c.name not in FIRST):
         if args.only and args.only not in case.name:
             continue
         xs = inputs(case, rng)
@@ -303,9 +331,11 @@ def run(args):
                   flush=True)
 
 
-def table(paths):
-    """Markdown: per case graphc's time, the best peer's, their ratio, the copy floor."""
+def table(paths, cpu=False, command=""):
+    """Markdown: per case graphc's time, the best peer's, their ratio, the copy floor
+    (GPU); for the CPU sweep a header naming the run first."""
     rows = collections.defaultdict(dict)
+    dates, devices = set(), set()
     for path in paths:
         for line in open(path):
             line = line.strip()
@@ -314,24 +344,40 @@ def table(paths):
             r = json.loads(line)
             if r.get("workload") != "sweep":
                 continue
+            dates.add(r.get("date", "?"))
+            devices.add(r.get("device", "?"))
             key = r["system"] if r["system"] in ("graphc", "floor") else "peer"
             best = rows[r["case"]].get(key)
             if best is None or r["median_ms"] < best["median_ms"]:
                 rows[r["case"]][key] = r
-    lines = ["| case | graphc ms | err | best peer | ms | err | graphc / best | floor ms |",
-             "|---|---|---|---|---|---|---|---|"]
-    for c in sweep_cases():
+    slack = 1.25 if cpu else 1.1
+    lines = []
+    if cpu:
+        lines = ["# The shape sweep on the CPU (issue 22)", "",
+                 f"Generated by `python3 bench/sweep.py --cpu --table {' '.join(paths)}`. "
+                 f"Measured {', '.join(sorted(dates))} on {', '.join(sorted(devices))}; "
+                 f"command: `{command or 'scripts/sweep-cpu.sh'}`. graphc: the `cpu` backend "
+                 "(bench/cpu.cpp, medians of prepared runs into outputs), NumPy with as many "
+                 "OpenBLAS threads as graphc has (GRAPHC_NUM_THREADS). err: ||out - ref|| / "
+                 "||ref|| against float64 (graphc's: the f64 graph on `cpu-unfused` without "
+                 "passes; NumPy's: NumPy in f64, so 0 for f64 cases). Ratios over "
+                 f"{slack} in bold.", ""]
+    lines += ["| case | graphc ms | err | best peer | ms | err | graphc / best |"
+              + ("" if cpu else " floor ms |"),
+              "|---|---|---|---|---|---|---|" + ("" if cpu else "---|")]
+    for c in sweep_cases(cpu):
         r = rows.get(c.name)
         if not r:
             continue
         g, p, f = r.get("graphc"), r.get("peer"), r.get("floor")
         ratio = f"{g['median_ms'] / p['median_ms']:.2f}" if g and p else "-"
-        if g and p and g["median_ms"] > 1.1 * p["median_ms"]:
+        if g and p and g["median_ms"] > slack * p["median_ms"]:
             ratio = f"**{ratio}**"
         cell = lambda x, k: (f"{x[k]:.4g}" if isinstance(x[k], float) else str(x[k])) if x and k in x else "-"  # noqa: E731
         lines.append(f"| {c.name} | {cell(g, 'median_ms')} | {cell(g, 'rel_err')} | "
                      f"{p['system'] + ' ' + p['variant'] if p else '-'} | {cell(p, 'median_ms')} | "
-                     f"{cell(p, 'rel_err')} | {ratio} | {cell(f, 'median_ms')} |")
+                     f"{cell(p, 'rel_err')} | {ratio} |"
+                     + ("" if cpu else f" {cell(f, 'median_ms')} |"))
     return "\n".join(lines)
 
 
@@ -339,12 +385,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--only", default="")
-    parser.add_argument("--device", default="NVIDIA H200")
+    parser.add_argument("--device", default=None, help="default: NVIDIA H200, or the host's CPU")
+    parser.add_argument("--cpu", action="store_true", help="the CPU sweep: NumPy on the host")
     parser.add_argument("--table", nargs="*", help="render JSON lines files as a table, no runs")
+    parser.add_argument("--command", default="", help="the command the table names (--cpu)")
     args = parser.parse_args()
     if args.table:
-        print(table(args.table))
+        print(table(args.table, args.cpu, args.command))
         return
+    if args.device is None:
+        args.device = cpu_device() if args.cpu else "NVIDIA H200"
     run(args)
 
 

@@ -162,11 +162,13 @@ llvm::Value* Gen::pointer(int slot, llvm::Type* element) {
 }
 
 llvm::Value* Gen::offset(int map, const Values& idx) {
-  llvm::Value* sum = b_.getInt64(0);
+  llvm::Value* sum = nullptr; // no `+ 0` or `* 1` in the printed IR
   for (size_t a = 0; a < idx.size(); ++a)
-    if (int64_t st = merged_.strides[map][a]; st != 0)
-      sum = b_.CreateAdd(sum, b_.CreateMul(idx[a], b_.getInt64(st)));
-  return sum;
+    if (int64_t st = merged_.strides[map][a]; st != 0) {
+      llvm::Value* term = st == 1 ? idx[a] : b_.CreateMul(idx[a], b_.getInt64(st));
+      sum = sum ? b_.CreateAdd(sum, term) : term;
+    }
+  return sum ? sum : b_.getInt64(0);
 }
 
 llvm::Value* Gen::load(llvm::Type* t, llvm::Value* ptr, llvm::Value* off) {
@@ -506,7 +508,10 @@ void Gen::nest(const Sweep& s, const Merged& ms, size_t level, Values idx) {
       return next;
     }
     llvm::Value* off = registers ? segOffset : offset(kSegment, at);
-    llvm::Value* pos = offset(kPosition, at);
+    bool positions = false;
+    for (int r : rs)
+      positions = positions || (accumulators_[r]->position && s.kind == Sweep::Accumulate);
+    llvm::Value* pos = positions ? offset(kPosition, at) : nullptr;
     size_t c = 0;
     for (int r : rs) {
       Values ps = accPointers(r);

@@ -1,8 +1,8 @@
 //===- codegen/Llvm.h - LLVM IR for a kernel on the host --------*- C++ -*-===//
 //
 // Prints a codegen::Kernel as an LLVM IR module of loop nests, which the cpu
-// backend optimizes (the O3 pipeline: the loop vectorizer takes the inner loops)
-// and JIT-compiles for the host (runtime/cpu/CompiledKernel.h). The module computes
+// backend optimizes (the loop vectorizer takes the inner loops) and JIT-compiles
+// for the host (runtime/cpu/HostJit.h, runtime/cpu/CompiledKernel.h). The module computes
 // what the interpreter (runtime/cpu/FusedKernel.h) computes, with the op semantics
 // of docs/ops.md; the op -> IR mapping is one switch (codegen/LlvmOps.cpp).
 //

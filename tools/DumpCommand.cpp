@@ -8,7 +8,8 @@
 // it changed, so a single block still parses. With --lowered it runs the pipeline
 // and prints the lowered program: fused kernels and library calls over planned
 // buffer slots, with peak memory. With --cuda it prints the CUDA C++ generated for
-// each kernel step of that program (codegen/Cuda.h). --batch N prints (or runs the
+// each kernel step of that program (codegen/Cuda.h), with --llvm the LLVM IR the cpu
+// backend compiles for it (codegen/Llvm.h). --batch N prints (or runs the
 // passes on) each graph batched N ways along a new leading axis (passes/Batch.h).
 //
 //===----------------------------------------------------------------------===//
@@ -20,6 +21,7 @@
 
 #include "codegen/Cuda.h"
 #include "codegen/Kernel.h"
+#include "codegen/Llvm.h"
 #include "ir/Dot.h"
 #include "passes/MemoryPlan.h"
 
@@ -83,9 +85,10 @@ void dumpLowered(std::FILE* out, const ir::Module& module, const PipelineFlags& 
   }
 }
 
-/// `graphc dump --cuda`: per graph, the generated source of each kernel step of its
-/// lowered program, under a `// ----- @graph step N: fused[...] -----` line.
-void dumpCuda(std::FILE* out, const ir::Module& module, const PipelineFlags& flags) {
+/// `graphc dump --cuda` (or `--llvm`): per graph, the generated CUDA C++ (or the cpu
+/// backend's LLVM IR, before optimization) of each kernel step of its lowered
+/// program, under a `// ----- @graph step N: fused[...] -----` line.
+void dumpKernels(std::FILE* out, const ir::Module& module, const PipelineFlags& flags, bool llvm) {
   ir::Module optimized = flags.run(module);
   bool first = true;
   for (const auto& g : optimized.graphs) {
@@ -94,8 +97,9 @@ void dumpCuda(std::FILE* out, const ir::Module& module, const PipelineFlags& fla
       const passes::Step& step = program.steps()[i];
       if (step.kind != passes::Step::Kind::Kernel)
         continue;
-      fmt::print(out, "{}// ----- @{} step {}: {} -----\n", first ? "" : "\n", g->name(), i,
-                 step.name());
+      const char* comment = llvm ? ";" : "//"; // LLVM IR comments start with ';'
+      fmt::print(out, "{}{} ----- @{} step {}: {} -----\n", first ? "" : "\n", comment, g->name(),
+                 i, step.name());
       first = false;
       auto kernel = codegen::buildKernel(step.nodes, step.outputs);
       bool alone = step.nodes.size() == 1 &&
@@ -105,10 +109,12 @@ void dumpCuda(std::FILE* out, const ir::Module& module, const PipelineFlags& fla
         std::string listing = codegen::printKernel(*k);
         llvm::StringRef(listing).rtrim('\n').split(lines, '\n');
         for (llvm::StringRef l : lines)
-          fmt::print(out, "//   {}\n", l.str());
-        fmt::print(out, "{}", codegen::emitCuda(*k, fmt::format("{}_step{}", g->name(), i)).source);
+          fmt::print(out, "{}   {}\n", comment, l.str());
+        std::string name = fmt::format("{}_step{}", g->name(), i);
+        fmt::print(out, "{}",
+                   llvm ? codegen::emitCpu(*k, name).ir : codegen::emitCuda(*k, name).source);
       } else
-        fmt::print(out, "// not generated: {}\n",
+        fmt::print(out, "{} not generated: {}\n", comment,
                    alone ? "a data-movement op runs node by node" : std::get<std::string>(kernel));
     }
   }
@@ -146,6 +152,11 @@ int runDump(llvm::ArrayRef<std::string> args) {
               "run the passes, then print the CUDA C++ generated for each kernel step of "
               "the lowered program",
               &cuda);
+  bool llvmIr = false;
+  parser.flag("llvm",
+              "run the passes, then print the LLVM IR the cpu backend generates (and "
+              "JIT-compiles) for each kernel step of the lowered program",
+              &llvmIr);
   flags.declare(parser);
   std::string output;
   declareOutput(parser, &output);
@@ -159,13 +170,16 @@ int runDump(llvm::ArrayRef<std::string> args) {
     throw UsageError("--after and --facts print text, not --format=dot");
   if (lowered && (!after.empty() || format == "dot"))
     throw UsageError("--lowered prints the program alone: not with --after or --format=dot");
-  if (cuda && (lowered || !after.empty() || format == "dot"))
-    throw UsageError("--cuda prints the kernels alone: not with --lowered, --after or "
-                     "--format=dot");
+  if (cuda && llvmIr)
+    throw UsageError("--cuda and --llvm: one kind of kernel code at a time");
+  if ((cuda || llvmIr) && (lowered || !after.empty() || format == "dot"))
+    throw UsageError(fmt::format("--{} prints the kernels alone: not with --lowered, --after or "
+                                 "--format=dot",
+                                 cuda ? "cuda" : "llvm"));
   if (!donate.empty() && !lowered)
     throw UsageError("--donate goes with --lowered");
-  if (after.empty() && !lowered && !cuda && flags.passesGiven())
-    throw UsageError("--passes needs --after, --lowered or --cuda (or use 'graphc opt')");
+  if (after.empty() && !lowered && !cuda && !llvmIr && flags.passesGiven())
+    throw UsageError("--passes needs --after, --lowered, --cuda or --llvm (or use 'graphc opt')");
   if (!after.empty())
     checkAfter(after, flags.pipeline()); // before reading the input
   Output out(output);
@@ -174,8 +188,8 @@ int runDump(llvm::ArrayRef<std::string> args) {
   if (lowered) {
     checkParamNames(module, donate, "--donate " + donate);
     dumpLowered(out.stream(), module, flags, donate);
-  } else if (cuda) {
-    dumpCuda(out.stream(), module, flags);
+  } else if (cuda || llvmIr) {
+    dumpKernels(out.stream(), module, flags, llvmIr);
   } else if (!after.empty()) {
     dumpAfter(out.stream(), module, flags, after);
   } else {

@@ -24,6 +24,9 @@ using ir::Op;
 
 namespace {
 
+/// The most instructions of a kernel that is compiled.
+constexpr size_t kMaxCompiledInstructions = 2000;
+
 /// Points per block: the per-instruction scratch of a block stays in the L1/L2 cache.
 constexpr int64_t kBlock = 2048;
 
@@ -194,7 +197,9 @@ FusedKernel::FusedKernel(codegen::Kernel kernel, KernelMode mode) : k_(std::move
     for (size_t j = 0; j < k_.reduceAxes.size(); ++j)
       positionStrides_[k_.reduceAxes[j]] = dense[j];
   }
-  if (mode == KernelMode::Interpret)
+  // Kernels of thousands of instructions (a chain of 10^5 ops) are interpreted: LLVM's
+  // compile time grows faster than the run time falls.
+  if (mode == KernelMode::Interpret || k_.insts.size() > kMaxCompiledInstructions)
     return;
   std::string why;
   if (!HostJit::get(&why)) {

@@ -11,7 +11,7 @@
 // By default a FusedKernel runs its kernel compiled to machine code
 // (runtime/cpu/CompiledKernel.h); the interpreter is the reference the compiled
 // kernels are tested against, and the fallback where LLVM cannot compile for the
-// machine. GRAPHC_CPU_KERNELS=interpret or =compile forces either (compile: a JIT
+// machine or for a kernel (one of more than 2000 instructions). GRAPHC_CPU_KERNELS=interpret or =compile forces either (compile: a JIT
 // that cannot start is an error).
 //
 //===----------------------------------------------------------------------===//

@@ -24,6 +24,14 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/EarlyCSE.h"
+#include "llvm/Transforms/Scalar/IndVarSimplify.h"
+#include "llvm/Transforms/Scalar/LICM.h"
+#include "llvm/Transforms/Scalar/LoopPassManager.h"
+#include "llvm/Transforms/Scalar/LoopRotation.h"
+#include "llvm/Transforms/Scalar/SimplifyCFG.h"
+#include "llvm/Transforms/Vectorize/LoopVectorize.h"
 
 #include <fmt/format.h>
 
@@ -58,6 +66,31 @@ std::unique_ptr<llvm::MemoryBuffer> decode(llvm::StringRef file, llvm::StringRef
     return nullptr;
   }
   return buffer;
+}
+
+/// The passes kernels need, not the whole O3 pipeline (whose inliner, IPO and
+/// instrumentation passes would only grow the binaries): clean-up, loop rotation
+/// and invariant code motion, induction variables, the loop vectorizer (its
+/// interleaving: several partial sums), clean-up again.
+llvm::ModulePassManager kernelPipeline() {
+  llvm::FunctionPassManager f;
+  f.addPass(llvm::EarlyCSEPass());
+  f.addPass(llvm::InstCombinePass());
+  f.addPass(llvm::SimplifyCFGPass());
+  llvm::LoopPassManager loops;
+  loops.addPass(llvm::LoopRotatePass());
+  loops.addPass(llvm::LICMPass());
+  f.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(loops), /*UseMemorySSA=*/true));
+  llvm::LoopPassManager indvars;
+  indvars.addPass(llvm::IndVarSimplifyPass());
+  f.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(indvars)));
+  f.addPass(llvm::LoopVectorizePass());
+  f.addPass(llvm::EarlyCSEPass());
+  f.addPass(llvm::InstCombinePass());
+  f.addPass(llvm::SimplifyCFGPass());
+  llvm::ModulePassManager m;
+  m.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(f)));
+  return m;
 }
 
 } // namespace
@@ -116,7 +149,7 @@ std::unique_ptr<llvm::MemoryBuffer> HostJit::Impl::compile(const std::string& ir
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*m, mam);
+  kernelPipeline().run(*m, mam);
   llvm::orc::SimpleCompiler compiler(*tm);
   auto object = compiler(*m);
   if (!object)

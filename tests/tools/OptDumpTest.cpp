@@ -312,6 +312,18 @@ TEST(GraphcDump, CudaPrintsTheSourceOfEachKernelStep) {
   ToolResult misuse = runQuiet({"dump", "--cuda", "--lowered", kEnkf});
   EXPECT_EQ(misuse.exitCode, 2) << misuse.describe();
   EXPECT_THAT(misuse.err, HasSubstr("--cuda"));
+
+  // --llvm: the cpu backend's LLVM IR of the same kernel, its functions per stage.
+  ToolResult ir = runQuiet({"dump", "--llvm", "-"}, layernorm);
+  ASSERT_EQ(ir.exitCode, 0) << ir.describe();
+  ASSERT_EQ(linesStartingWith(ir.out, "; ----- @ln step ").size(), 1u) << ir.out;
+  // The mean and the variance are one stage: the sums, the means, the squared
+  // deviations, then the results; then the domain outputs.
+  for (const char* f : {"@ln_step0_acc1(", "@ln_step0_means1(", "@ln_step0_dev1(",
+                        "@ln_step0_finish1(", "@ln_step0_outputs("})
+    EXPECT_THAT(ir.out, HasSubstr(std::string("define void ") + f));
+  EXPECT_EQ(runQuiet({"dump", "--llvm", "-"}, layernorm).out, ir.out);
+  EXPECT_EQ(runQuiet({"dump", "--llvm", "--cuda", kEnkf}).exitCode, 2);
 }
 
 TEST(GraphcBatch, DumpPrintsTheBatchedGraph) {

@@ -55,7 +55,7 @@ int64_t CompiledKernel::parts(const codegen::Kernel& k) const {
   int64_t points = ir::numElements(k.domain);
   int64_t segments = std::max<int64_t>(code_.segments, 1);
   int64_t p = std::clamp<int64_t>(points >> 17, 1, 64);
-  p = std::min(p, std::max<int64_t>(1, (int64_t{1} << 21) / segments));
+  p = std::min(p, std::max<int64_t>(1, (int64_t{1} << 16) / segments));
   for (const codegen::CpuStage& s : code_.stages)
     for (const CpuLoop* l : {&s.accumulate, &s.deviations})
       if (*l)

@@ -265,6 +265,16 @@ std::string kernelName(llvm::StringRef kernel, llvm::StringRef type, int rows = 
 
 const char* kKernels[] = {"smallCholesky", "smallTriangularSolve", "smallGram"};
 
+/// The column counts tallGram is instantiated for, and the rows a block takes
+/// (at least; at most 1024 blocks an item).
+const int kTallGramWidths[] = {8, 16, 32};
+constexpr int64_t kTallGramRowsPerBlock = 1024, kTallGramMaxBlocks = 1024;
+
+int64_t tallGramBlocks(int64_t rows) {
+  return std::clamp<int64_t>((rows + kTallGramRowsPerBlock - 1) / kTallGramRowsPerBlock, 1,
+                             kTallGramMaxBlocks);
+}
+
 /// The smallest of `sizes` that is at least n, or 0.
 int rowsFor(llvm::ArrayRef<int> sizes, int64_t n) {
   for (int rows : sizes)
@@ -345,7 +355,8 @@ SmallBatched::SmallBatched() {
 
 ModuleSource SmallBatched::moduleSource() {
   ModuleSource source{std::string(kSmallBatchedSource) + spdSolveKernelsSource() +
-                          blockedSolveKernelsSource() + tinyLuKernelsSource(),
+                          blockedSolveKernelsSource() + tinyLuKernelsSource() +
+                          tallGramKernelsSource(),
                       "graphc_small_batched.cu",
                       {}};
   for (const char* type : {"float", "double"}) {
@@ -359,6 +370,9 @@ ModuleSource SmallBatched::moduleSource() {
     source.nameExpressions.push_back(kernelName("solveVector", type));
     for (int n = 1; n <= kTinyLuMaxN; ++n)
       source.nameExpressions.push_back(fmt::format("tinyLuSolve<{}, {}>", type, n));
+    for (int n : kTallGramWidths)
+      for (const char* kernel : {"tallGram", "tallGramSum"})
+        source.nameExpressions.push_back(fmt::format("{}<{}, {}>", kernel, type, n));
   }
   return source;
 }
@@ -435,6 +449,35 @@ void SmallBatched::triangularSolve(int64_t batch, int64_t n, int64_t cols, const
                {slot(batch), slot(dim), slot(c), slot(a), slot(b), slot(x), slot(info), slot(lower),
                 slot(transpose), slot(unit)})
       .enqueue(stream);
+}
+
+int64_t SmallBatched::tallGramPartials(int64_t batch, int64_t rows, int64_t n) {
+  int64_t width = rowsFor(kTallGramWidths, n);
+  return batch * tallGramBlocks(rows) * width * width;
+}
+
+template <typename T>
+void SmallBatched::tallGram(int64_t batch, int64_t rows, int64_t n, const T* x, double* partials,
+                            T* c, cudaStream_t stream) const {
+  int width = rowsFor(kTallGramWidths, n);
+  if (!width || batch > 65535)
+    throw Error(fmt::format("internal error: tall gram of {} columns, batch {}", n, batch));
+  int64_t blocks = tallGramBlocks(rows), chunk = (rows + blocks - 1) / blocks;
+  int cols = static_cast<int>(n), parts = static_cast<int>(blocks);
+  KernelLaunch sums{kernel(fmt::format("tallGram<{}, {}>", typeName<T>(), width)),
+                    {},
+                    {slot(rows), slot(cols), slot(chunk), slot(x), slot(partials)}};
+  sums.config.grid = dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(batch));
+  sums.config.block = dim3(256);
+  // The groups' sums (256 / (width / 4)^2 groups of width^2 doubles), then the
+  // staged rows (1024 elements).
+  int side = width / 4;
+  sums.config.sharedBytes = 256 / (side * side) * width * width * sizeof(double) + 1024 * sizeof(T);
+  sums.enqueue(stream);
+  KernelLaunch total{kernel(fmt::format("tallGramSum<{}, {}>", typeName<T>(), width)),
+                     LaunchConfig::linear(batch * n * n * 32, 256, stream), // a warp an entry
+                     {slot(batch), slot(cols), slot(parts), slot(partials), slot(c)}};
+  total.enqueue(stream);
 }
 
 template <typename T>
@@ -562,6 +605,10 @@ template void SmallBatched::triangularSolve<float>(int64_t, int64_t, int64_t, co
 template void SmallBatched::triangularSolve<double>(int64_t, int64_t, int64_t, const double*,
                                                     const double*, double*, TriangleFlags, int*,
                                                     cudaStream_t, int) const;
+template void SmallBatched::tallGram<float>(int64_t, int64_t, int64_t, const float*, double*,
+                                            float*, cudaStream_t) const;
+template void SmallBatched::tallGram<double>(int64_t, int64_t, int64_t, const double*, double*,
+                                             double*, cudaStream_t) const;
 template void SmallBatched::luSolve<float>(int64_t, int64_t, int64_t, const float*, const float*,
                                            float*, int*, cudaStream_t) const;
 template void SmallBatched::luSolve<double>(int64_t, int64_t, int64_t, const double*, const double*,

@@ -11,7 +11,8 @@
 // a matrix per warp (or part of one) up to n = 32, a matrix per block in registers
 // up to n = 128, and the matrix may be formed from its Gram factor inside the
 // kernel. General matrices up to n = 8 are solved by LU in a thread's registers
-// (TinyLuKernels.h). The diagonal blocks of a large triangle are inverted here too, as a
+// (TinyLuKernels.h), and X'X of a tall matrix of up to 32 columns by runs of rows
+// (TallGramKernels.h). The diagonal blocks of a large triangle are inverted here too, as a
 // batch of small triangles (BlockedSolve.h). Layouts are the
 // row-major ones of runtime/cuda/Library.h, and the info words are LAPACK's (first failing leading
 // minor; first zero diagonal). LibraryContext::run decides when to use them.
@@ -24,6 +25,7 @@
 #pragma once
 
 #include "runtime/cuda/KernelLibrary.h"
+#include "runtime/cuda/TallGramKernels.h"
 #include "runtime/cuda/TinyLuKernels.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -124,6 +126,17 @@ public:
   template <typename T>
   void invertTriangles(int64_t n, int64_t nb, const T* t, int64_t ld, bool upper, bool unit,
                        T* inverses, cudaStream_t stream) const;
+
+  /// True when tallGram() takes matrices of n columns (n <= kTallGramMaxN).
+  static bool fitsTallGram(int64_t n) { return n > 0 && n <= kTallGramMaxN; }
+  /// The doubles of workspace tallGram() needs for `batch` rows x n matrices.
+  static int64_t tallGramPartials(int64_t batch, int64_t rows, int64_t n);
+  /// c = X'X (n x n, both triangles) for the `batch` (at most 65535) row-major
+  /// rows x n matrices `x`: runs of rows summed in f64 by blocks of their own into
+  /// `partials`, then added in order (TallGramKernels.h).
+  template <typename T>
+  void tallGram(int64_t batch, int64_t rows, int64_t n, const T* x, double* partials, T* c,
+                cudaStream_t stream) const;
 
   /// True when luSolve() takes general n x n matrices (n <= kTinyLuMaxN).
   static bool fitsLuSolve(int64_t n) { return n > 0 && n <= kTinyLuMaxN; }

@@ -2,8 +2,8 @@
 //
 // Many small matrices at once (runtime/cuda/SmallBatched.h, reached through
 // LibraryContext::run or called directly): Cholesky, triangular solves, the fused
-// SPD solve and Gram matrices of random batches against the CPU backend (or a host
-// loop) in f32 and f64 at sizes around the warp and block boundaries, also
+// SPD solve, Gram matrices and X'X of tall matrices of random batches against the
+// CPU backend (or a host loop) in f32 and f64 at sizes around the warp and block boundaries, also
 // captured in CUDA graphs; the failing item and leading minor (or zero diagonal)
 // of a batch with one bad matrix; the whole W5 graph on the cuda backend against
 // the cpu backend; and, without a GPU, NVRTC compiling the kernels for sm_90.
@@ -396,6 +396,31 @@ TEST(SmallBatched, BatchedSyrkMatchesTheCpu) {
             Op::Syrk, {x}, attrs,
             fmt::format("syrk rows={} transpose={} {}", rows, transpose, label(dt, {4})),
             /*capture=*/true);
+      }
+}
+
+/// X'X of tall matrices by runs of rows (tallGram): every width it is instantiated
+/// around, runs that end mid-stage, more rows than 1024 blocks of 1024 take, a
+/// batch; exactly symmetric, and captured in a graph.
+TEST(SmallBatched, TallGramMatchesTheCpu) {
+  GRAPHC_REQUIRE_GPU();
+  ir::Attrs attrs;
+  attrs.set("transpose", true);
+  for (DType dt : kFloats)
+    for (int64_t n : {1, 5, 8, 9, 16, 17, 31, 32})
+      for (auto [rows, batch] : {std::pair<int64_t, Ints>{4096, {}},
+                                 {4097, {3}},
+                                 {100003, {}},
+                                 {dt == DType::F64 ? 1500001 : 4099, {}}}) {
+        std::string what = fmt::format("tall gram {} x {} {}", rows, n, label(dt, batch));
+        Array x = randn(dt, withMatrix(batch, rows, n), 68 + n);
+        expectSameAsCpu(Op::Syrk, {x}, attrs, what, /*capture=*/n == 9);
+        OneNode g(Op::Syrk, {x}, attrs);
+        std::vector<double> c = doubles(runGpu(*g.node, {x}).outputs.at(0));
+        for (size_t b = 0; b < c.size(); b += n * n)
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < i; ++j)
+              ASSERT_EQ(c[b + i * n + j], c[b + j * n + i]) << what << " (" << i << "," << j << ")";
       }
 }
 

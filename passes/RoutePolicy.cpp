@@ -78,6 +78,15 @@ bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n, 
   return std::max(m, n) > p.qrBatchedTinyMaxN;
 }
 
+SyrkRoute chooseSyrkRoute(const RoutePolicy& p, int64_t batch, int64_t n, int64_t k, bool transpose,
+                          int64_t tallGramMaxN) {
+  if (transpose && batch <= 65535 && k >= p.tallGramMinRows && n <= tallGramMaxN)
+    return SyrkRoute::TallGram;
+  if (!transpose && batch > 1 && n <= p.smallGramMaxN)
+    return SyrkRoute::SmallGram;
+  return n <= p.gemmSyrkMaxN ? SyrkRoute::Gemm : SyrkRoute::Syrk;
+}
+
 size_t chooseDeferredLanes(const RoutePolicy& p, int64_t laneBytes) {
   int64_t fit = p.deferredLanesBytes / std::max<int64_t>(laneBytes, 1);
   return static_cast<size_t>(std::clamp<int64_t>(fit, 1, p.deferredMaxLanes));

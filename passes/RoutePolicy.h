@@ -20,6 +20,11 @@
 // n = 16). The columns are cut into chunks, each on its own warp group or block,
 // every one factoring the (small) matrix again.
 //
+// Library steps. Small matrices take SmallBatched's kernels where those beat
+// cuBLAS and cuSOLVER, batched LU and QR the batched routines, X'X of a tall
+// matrix a kernel that gives each run of rows a block, and large f32 calls run in
+// f64 on the f64 tensor cores.
+//
 // QR. Up to 512 rows, a matrix whose columns fit in the shared memory of a
 // cluster of up to 8 blocks can be factored by one kernel (runtime/cuda/ClusterQr.h),
 // a block per 32 columns or so (fewer blocks: fewer columns to update in parallel;
@@ -91,6 +96,38 @@ struct RoutePolicy {
   /// 0.17 / 0.25, 512 x 32 x 32 0.12 / 0.36, 64 x 128 x 128 0.55 / 9.19.
   int64_t qrBatchedTinyMaxN = 16;
 
+  // --- library steps (runtime/cuda/Library.cpp) ---
+  /// Batched Cholesky up to this order takes SmallBatched's kernel, left-side
+  /// triangular solves up to smallSolveMaxN with at most smallSolveMaxCols
+  /// right-hand sides too: faster than potrfBatched and trsmBatched at every batch
+  /// measured on an H200 (commit 409da7f); from n = 128 on, potrfBatched is faster.
+  int64_t smallCholeskyMaxN = 96;
+  int64_t smallSolveMaxN = 128;
+  int64_t smallSolveMaxCols = 16;
+  /// A batch of X X' up to this order takes SmallBatched's Gram kernel: both
+  /// triangles in one launch, faster than gemm and the mirror up to n = 16 (65536 x 4:
+  /// 0.10 against 0.20 ms for the gemm alone; 16384 x 16: 0.072 against 0.067 + the
+  /// mirror); from n = 32 on, gemm is 2-4x faster (SmallBatched.DISABLED_FusedTimings).
+  int64_t smallGramMaxN = 16;
+  /// X'X of up to 32 columns takes SmallBatched's tall Gram from this many rows on:
+  /// its blocks then sum 1024 rows or more, where cuBLAS leaves the GPU mostly idle
+  /// (10^6 x 16: 0.111 ms in f32 against syrk's 0.177, 0.109 in f64 against gemm's
+  /// 0.106; 2026-12-01, d983e9b).
+  int64_t tallGramMinRows = 4096;
+  /// Other syrks up to this order are one (batched) gemm: one launch, split along k
+  /// where k is long (128 x 16384: syrk 0.12 ms in f64, gemm 0.031; in f32 1.36
+  /// against 0.031); larger ones syrk per item.
+  int64_t gemmSyrkMaxN = 256;
+  /// Batched LU and QR up to this order take cuBLAS's batched routines rather than
+  /// cuSOLVER per item (f64 solves: 4096 x 32 take 335 ms looped, 0.24 ms batched;
+  /// 512 x 128 163 ms against 0.70); not measured above 128.
+  int64_t batchedFactorMaxN = 128;
+  /// f32 gemm, syrk and blocked triangular solves with every dimension at least
+  /// this run in f64 where the f64 tensor cores are faster: at n = 3000 sgemm takes
+  /// 1.28 ms against dgemm's 0.92, syrk 0.70 against 0.52, the blocked solve 1.03
+  /// against 0.83, the conversions about 0.03 (and the results are more accurate).
+  int64_t singleInDoubleMinN = 1024;
+
   // --- deferred runs (runtime/cuda/CudaBackend.cpp) ---
   /// Deferred runs of a program go round up to this many lanes (streams with their
   /// own buffers), so that runs that leave the GPU mostly idle overlap (W6's 100
@@ -141,6 +178,18 @@ int chooseQrClusterSize(const RoutePolicy& p, int64_t m, int64_t n, size_t eleme
 /// takes the kernel (a few multiprocessors) as batches do.
 bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n,
                      bool sharing = false);
+
+/// How the GPU computes a syrk: C = X X' (X n x k) or with `transpose` X'X (X k x n),
+/// `batch` of them.
+enum class SyrkRoute {
+  SmallGram, ///< SmallBatched's Gram kernel (a batch of tiny X X')
+  TallGram,  ///< SmallBatched's tall Gram (X'X of many rows and few columns)
+  Gemm,      ///< one (batched) gemm, then the mirror
+  Syrk,      ///< cuBLAS's syrk per item, then the mirror
+};
+/// The route of that syrk, given the widest X'X the tall Gram takes.
+SyrkRoute chooseSyrkRoute(const RoutePolicy& p, int64_t batch, int64_t n, int64_t k, bool transpose,
+                          int64_t tallGramMaxN);
 
 /// The deferred lanes of a program whose lane holds `laneBytes` of device memory:
 /// from 1 to deferredMaxLanes.

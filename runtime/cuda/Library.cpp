@@ -61,39 +61,14 @@ struct Matrices {
   int ld() const { return static_cast<int>(std::max<int64_t>(cols, 1)); }
 };
 
-/// Matrices up to these sizes take SmallBatched's kernels, and syrk a (batched)
-/// gemm: faster than potrfBatched, trsmBatched and syrk at every batch measured on
-/// an H200 (commit 409da7f); from n = 128 on, potrfBatched is faster.
-constexpr int64_t kSmallCholeskyMaxN = 96;
-constexpr int64_t kSmallSolveMaxN = 128;
-constexpr int64_t kSmallSolveMaxCols = 16;
-constexpr int64_t kGemmSyrkMaxN = 256;
+/// The route thresholds (passes/RoutePolicy.h).
+const passes::RoutePolicy& policy() {
+  return passes::RoutePolicy::gpu();
+}
 
-/// Batches of matrices up to this size are factored by cuBLAS's batched LU
-/// (getrfBatched, getrsBatched) and QR (geqrfBatched, then the householderQ kernel)
-/// in a few launches for the whole batch; larger or single matrices loop over
-/// cuSOLVER. A cuSOLVER getrf or geqrf of a small matrix is a chain of dependent
-/// launches that leaves the GPU nearly idle, so the loop costs tens of microseconds
-/// per item whatever the size (f64 solves on an H200: 4096 x 32 take 335 ms looped,
-/// 0.24 ms batched; 512 x 128 take 163 ms against 0.70 ms). The batched routines
-/// work on one matrix per thread block, which pays while a matrix is small; from a
-/// few hundred rows on, one item has enough work for cuSOLVER's blocked, gemm-based
-/// factorization to fill the GPU. 128 stays on the safe side of that crossover (not
-/// measured above 128; SmallBatched's kernels stop there too).
-constexpr int64_t kBatchedFactorMaxN = 128;
-
-/// f32 gemm, syrk and blocked triangular solves at least this large in every
-/// dimension run in f64 where the device's f64 tensor cores outrun its f32 FMA
-/// units (LibraryContext::singleInDouble): converting the operands and results
-/// costs a pass over each (about 0.03 ms for 3000 x 3000 on an H200), the f64 call
-/// saves more from here on: at n = 3000 sgemm takes 1.28 ms against dgemm's 0.92,
-/// syrk 0.70 against 0.52, the blocked solve 1.03 against 0.83. The results are
-/// also more accurate.
-constexpr int64_t kSingleInDoubleMinN = 1024;
-
-/// True when LU and QR of `m` take the batched routines.
+/// True when LU and QR of `m` take cuBLAS's batched routines.
 bool batchedFactorization(const Matrices& m) {
-  return m.batch > 1 && std::max(m.rows, m.cols) <= kBatchedFactorMaxN;
+  return m.batch > 1 && std::max(m.rows, m.cols) <= policy().batchedFactorMaxN;
 }
 
 /// A dimension as the int cuBLAS and cuSOLVER take.
@@ -184,16 +159,12 @@ bool oneVector(const ir::Node& n) {
   return n.attrs().flag("right_side") ? mx.rows == 1 : mx.cols == 1;
 }
 
-/// X'X of a tall matrix takes SmallBatched::tallGram from this many rows on: its
-/// blocks then have 1024 rows or more to sum, and cuBLAS's syrk and gemm leave the
-/// GPU mostly idle (10^6 x 16, H200: syrk 0.17 ms in f32, gemm 0.11 in f64).
-constexpr int64_t kTallGramMinRows = 4096;
-
-/// True when syrk `n` (X'X, X rows x n) takes SmallBatched::tallGram.
-bool takesTallGram(const ir::Node& n) {
-  Matrices x(n.operand(0).type());
-  return n.attrs().flag("transpose") && x.batch <= 65535 && x.rows >= kTallGramMinRows &&
-         SmallBatched::fitsTallGram(x.cols);
+/// How syrk `n` runs (passes::chooseSyrkRoute).
+passes::SyrkRoute syrkRoute(const ir::Node& n) {
+  Matrices x(n.operand(0).type()), c(n.type());
+  bool transpose = n.attrs().flag("transpose");
+  return passes::chooseSyrkRoute(policy(), c.batch, c.rows, transpose ? x.rows : x.cols, transpose,
+                                 kTallGramMaxN);
 }
 
 /// The workspace `n` needs, with cuSOLVER's work size for element type T.
@@ -257,7 +228,7 @@ template <typename T> Layout planFor(cusolverDnHandle_t solver, const ir::Node& 
     break;
   }
   case Op::Syrk:
-    if (takesTallGram(n))
+    if (syrkRoute(n) == passes::SyrkRoute::TallGram)
       l.partials = SmallBatched::tallGramPartials(ma.batch, ma.rows, ma.cols);
     break;
   case Op::Matmul: // matmul and trace need nothing
@@ -274,7 +245,7 @@ template <typename T> Layout planFor(cusolverDnHandle_t solver, const ir::Node& 
 
 /// True when the f32 call `n` runs in f64 on a device whose f64 tensor cores are
 /// faster (`fastDouble`): gemm, syrk and blocked triangular solves, each dimension
-/// at least kSingleInDoubleMinN.
+/// at least policy().singleInDoubleMinN.
 bool widens(const ir::Node& n, bool fastDouble) {
   Op op = n.op();
   if (!fastDouble || n.operand(0).type().dtype != ir::DType::F32 ||
@@ -282,8 +253,8 @@ bool widens(const ir::Node& n, bool fastDouble) {
     return false;
   Matrices a(n.operand(0).type()), c(n.type());
   if (op == Op::TriangularSolve)
-    return blockedSolve(n) && std::min({a.rows, c.rows, c.cols}) >= kSingleInDoubleMinN;
-  return std::min({a.rows, a.cols, c.rows, c.cols}) >= kSingleInDoubleMinN;
+    return blockedSolve(n) && std::min({a.rows, c.rows, c.cols}) >= policy().singleInDoubleMinN;
+  return std::min({a.rows, a.cols, c.rows, c.cols}) >= policy().singleInDoubleMinN;
 }
 
 Scratch plan(cusolverDnHandle_t solver, const ir::Node& n, void* base, bool fastDouble) {
@@ -343,21 +314,15 @@ public:
       return;
     if (k == 0)
       return zero(c, mc);
-    // A batch of very small X X' takes SmallBatched's kernel: both triangles in one
-    // launch, faster than gemm + mirrorUpper up to n = 16 on an H200 (65536 x 4:
-    // 0.10 against 0.20 ms for the gemm alone; 16384 x 16: 0.072 against 0.067 +
-    // the mirror); from n = 32 on, gemm is 2-4x faster (SmallBatched.DISABLED_FusedTimings).
-    constexpr int64_t kSmallGramMaxN = 16;
     const SmallBatched& small = kernels_.small();
-    if (takesTallGram(n_))
+    passes::SyrkRoute route = syrkRoute(n_);
+    if (route == passes::SyrkRoute::TallGram)
       return small.tallGram(mc.batch, k, mc.rows, x, s_.partials, c, stream_);
-    if (!trans && mc.batch > 1 && mc.rows <= kSmallGramMaxN && small.fitsGram(mc.rows, sizeof(T)))
+    if (route == passes::SyrkRoute::SmallGram && small.fitsGram(mc.rows, sizeof(T)))
       return small.gram(mc.batch, mc.rows, k, x, c, stream_);
-    // X row-major is X' column-major: X X' = (X')' X' is syrk with op T, or for
-    // small matrices one gemm with ops T, N: one launch, not one per item, and split
-    // along k where k is long (128 x 16384, f64 on an H200: syrk 0.12 ms, gemm
-    // 0.031; f32: 1.36 against 0.031).
-    if (mc.rows <= kGemmSyrkMaxN)
+    // X row-major is X' column-major: X X' = (X')' X' is syrk with op T, or one
+    // gemm with ops T, N.
+    if (route != passes::SyrkRoute::Syrk)
       GRAPHC_CUDA_CHECK(Lib<T>::gemmStridedBatched(
           blas_, trans ? CUBLAS_OP_N : CUBLAS_OP_T, trans ? CUBLAS_OP_T : CUBLAS_OP_N,
           toInt(mc.rows), toInt(mc.rows), toInt(k), &one_, x, mx.ld(), mx.size(), x, mx.ld(),
@@ -393,7 +358,7 @@ public:
     bool upper = flag("upper");
     Matrices m = operand(0);
     const SmallBatched& small = kernels_.small();
-    if (m.rows <= kSmallCholeskyMaxN && small.fitsCholesky(m.rows, sizeof(T)))
+    if (m.rows <= policy().smallCholeskyMaxN && small.fitsCholesky(m.rows, sizeof(T)))
       return small.cholesky(m.batch, m.rows, a, l, upper, info_, stream_);
     T* f = upper ? l : static_cast<T*>(s_.matrix);
     copy(a, f, m);
@@ -417,7 +382,7 @@ public:
     bool trans = flag("transpose_a"), unit = flag("unit_diagonal");
     Matrices ma = operand(0), mx = result(0);
     const SmallBatched& small = kernels_.small();
-    if (!right && ma.rows <= kSmallSolveMaxN && mx.cols <= kSmallSolveMaxCols &&
+    if (!right && ma.rows <= policy().smallSolveMaxN && mx.cols <= policy().smallSolveMaxCols &&
         small.fitsTriangularSolve(ma.rows, mx.cols, sizeof(T)))
       return small.triangularSolve(mx.batch, ma.rows, mx.cols, a, rhs, x, {lower, trans, unit},
                                    info_, stream_);

@@ -100,5 +100,24 @@ TEST(RoutePolicy, DeferredLanesByTheirMemory) {
   EXPECT_EQ(chooseDeferredLanes(p, int64_t{8} << 30), 1u);
 }
 
+/// The sweep's X'X of 10^6 x 16 and W5's batched Gram matrices, around each
+/// threshold: rows, columns, batch, orientation.
+TEST(RoutePolicy, SyrkRoutesByShape) {
+  const RoutePolicy& p = RoutePolicy::gpu();
+  auto route = [&](int64_t batch, int64_t n, int64_t k, bool transpose) {
+    return chooseSyrkRoute(p, batch, n, k, transpose, /*tallGramMaxN=*/32);
+  };
+  EXPECT_EQ(route(1, 16, 1000000, true), SyrkRoute::TallGram);
+  EXPECT_EQ(route(7, 32, 4096, true), SyrkRoute::TallGram);
+  EXPECT_EQ(route(1, 33, 1000000, true), SyrkRoute::Gemm);    // too wide
+  EXPECT_EQ(route(1, 16, 4095, true), SyrkRoute::Gemm);       // too few rows
+  EXPECT_EQ(route(65536, 16, 100000, true), SyrkRoute::Gemm); // a grid too high
+  EXPECT_EQ(route(1, 16, 1000000, false), SyrkRoute::Gemm);   // X X' of one matrix
+  EXPECT_EQ(route(4096, 16, 32, false), SyrkRoute::SmallGram);
+  EXPECT_EQ(route(4096, 17, 32, false), SyrkRoute::Gemm);
+  EXPECT_EQ(route(1, 256, 3000, false), SyrkRoute::Gemm);
+  EXPECT_EQ(route(1, 3000, 3000, true), SyrkRoute::Syrk);
+}
+
 } // namespace
 } // namespace graphc::passes

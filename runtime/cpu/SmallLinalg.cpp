@@ -4,8 +4,9 @@
 // matrix order known at compile time (1..8: the loops unroll) or 0 for an order
 // known at run time only; dispatch() picks the instance. The loops follow the
 // unblocked LAPACK routines named in SmallLinalg.h, in row-major storage. The file
-// is compiled with -O3 (runtime/cpu/CMakeLists.txt): the loops over a row need the
-// vectorizer's full cost model.
+// is compiled with -O3 and -ffp-contract=off (runtime/cpu/CMakeLists.txt): the loops
+// over a row need the vectorizer's full cost model, and the products, compiled for
+// AVX-512 and AVX2 beside the baseline, must round the same in every version.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/SmallLinalg.h"
@@ -197,7 +198,7 @@ void trsmN(int order, int cols, bool lower, bool trans, bool unit, const T* a, T
 /// gemm with the transposes known: each row of C accumulated from the rows of
 /// op(B) (a transposed B copied out first), so the inner loop runs along rows.
 template <typename T, bool TransA, bool TransB>
-void gemmT(int m, int n, int k, const T* a, const T* b, T* c) {
+[[gnu::always_inline]] inline void gemmT(int m, int n, int k, const T* a, const T* b, T* c) {
   T t[kMaxSmallN * kMaxSmallN];
   if (TransB) { // op(B) = B': k x n
     for (int p = 0; p < k; ++p)
@@ -242,13 +243,46 @@ void trsm(int n, int cols, bool lower, bool trans, bool unit, const T* a, T* b) 
   dispatch(n, [&](auto N) { trsmN<T, N()>(n, cols, lower, trans, unit, a, b); });
 }
 
+namespace {
+
+/// gemmT for the transposes given at run time.
 template <typename T>
-void gemm(int m, int n, int k, bool transA, bool transB, const T* a, const T* b, T* c) {
+[[gnu::always_inline]] inline void gemmAny(int m, int n, int k, bool transA, bool transB,
+                                           const T* a, const T* b, T* c) {
   if (transA)
     return transB ? gemmT<T, true, true>(m, n, k, a, b, c)
                   : gemmT<T, true, false>(m, n, k, a, b, c);
   return transB ? gemmT<T, false, true>(m, n, k, a, b, c)
                 : gemmT<T, false, false>(m, n, k, a, b, c);
+}
+
+// The products are compute-bound: with GCC on x86-64 they are compiled for AVX-512 and
+// AVX2 as well as the baseline, and the one whose features the CPU has is picked when the
+// program loads. Contraction to FMA is off (-ffp-contract=off), so every version rounds alike.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define GRAPHC_SMALL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define GRAPHC_SMALL_CLONES
+#endif
+
+GRAPHC_SMALL_CLONES void gemmFloat(int m, int n, int k, bool ta, bool tb, const float* a,
+                                   const float* b, float* c) {
+  gemmAny(m, n, k, ta, tb, a, b, c);
+}
+
+GRAPHC_SMALL_CLONES void gemmDouble(int m, int n, int k, bool ta, bool tb, const double* a,
+                                    const double* b, double* c) {
+  gemmAny(m, n, k, ta, tb, a, b, c);
+}
+
+} // namespace
+
+template <typename T>
+void gemm(int m, int n, int k, bool transA, bool transB, const T* a, const T* b, T* c) {
+  if constexpr (std::is_same_v<T, float>)
+    gemmFloat(m, n, k, transA, transB, a, b, c);
+  else
+    gemmDouble(m, n, k, transA, transB, a, b, c);
 }
 
 template int getrf<float>(int, float*, int*);

@@ -109,7 +109,7 @@ private:
   /// for (i = from; i < to; ++i) carrying `init`; body returns the next values.
   Values loop(llvm::Value* from, llvm::Value* to, Values init, bool parallel,
               const std::function<Values(llvm::Value*, const Values&)>& body);
-  void nest(const Sweep& s, const Merged& ms, size_t level, Values idx);
+  void nest(const Sweep& s, const Merged& ms, size_t level, Values idx, int64_t rows);
   /// The reductions a sweep accumulates.
   std::vector<int> reductions(const Sweep& s) const;
   llvm::Value* accumulate(int r, const Values& acc, llvm::Value* x, llvm::Value* pos,
@@ -425,24 +425,42 @@ void Gen::body(const Sweep& s, const Merged& ms, const Values& idx) {
       value(static_cast<int>(i), s, idx);
 }
 
-void Gen::nest(const Sweep& s, const Merged& ms, size_t level, Values idx) {
+void Gen::nest(const Sweep& s, const Merged& ms, size_t level, Values idx, int64_t rows) {
   llvm::Value* from = level == 0 ? begin_ : b_.getInt64(0);
   llvm::Value* to = level == 0 ? end_ : b_.getInt64(ms.extents[level]);
   bool innermost = level + 1 == ms.extents.size();
-  if (!innermost) {
-    loop(from, to, {}, false, [&](llvm::Value* i, const Values&) {
-      Values inner = idx;
-      inner.push_back(i);
-      nest(s, ms, level + 1, inner);
-      return Values{};
-    });
-    return;
-  }
   bool accumulates = s.kind == Sweep::Accumulate || s.kind == Sweep::Deviations;
   bool hasErrors = false;
   for (size_t i = 0; i < k_.insts.size(); ++i)
     if (s.needed[i] && k_.insts[i].kind == Inst::Kind::Compute && !ir::isFloat(k_.insts[i].dtype))
       hasErrors = true;
+  // Rows of a reduced axis over a kept innermost one (a sum over a leading axis):
+  // kRows rows at a time, each accumulator loaded and stored once for them (the
+  // rows still add in order).
+  constexpr int64_t kRows = 4;
+  bool jam = accumulates && !hasErrors && level + 2 == ms.extents.size() &&
+             ms.strides[kSegment][level] == 0 && ms.strides[kSegment].back() != 0 &&
+             ms.extents[level] >= kRows;
+  if (jam) {
+    llvm::Value* blocks = b_.CreateSDiv(b_.CreateSub(to, from), b_.getInt64(kRows));
+    llvm::Value* rest = b_.CreateAdd(from, b_.CreateMul(blocks, b_.getInt64(kRows)));
+    loop(b_.getInt64(0), blocks, {}, false, [&](llvm::Value* q, const Values&) {
+      Values inner = idx;
+      inner.push_back(b_.CreateAdd(from, b_.CreateMul(q, b_.getInt64(kRows))));
+      nest(s, ms, level + 1, inner, kRows);
+      return Values{};
+    });
+    from = rest;
+  }
+  if (!innermost) {
+    loop(from, to, {}, false, [&](llvm::Value* i, const Values&) {
+      Values inner = idx;
+      inner.push_back(i);
+      nest(s, ms, level + 1, inner, 1);
+      return Values{};
+    });
+    return;
+  }
   // Accumulators in registers where the innermost axis is reduced (the segment is
   // the same along it).
   bool registers = accumulates && ms.strides[kSegment].back() == 0;
@@ -507,11 +525,13 @@ void Gen::nest(const Sweep& s, const Merged& ms, size_t level, Values idx) {
         }
       return next;
     }
+    // The segment is the same for the `rows` rows (their axis is reduced).
     llvm::Value* off = registers ? segOffset : offset(kSegment, at);
     bool positions = false;
     for (int r : rs)
       positions = positions || (accumulators_[r]->position && s.kind == Sweep::Accumulate);
-    llvm::Value* pos = positions ? offset(kPosition, at) : nullptr;
+    std::vector<Values> accs;
+    std::vector<llvm::Value*> means;
     size_t c = 0;
     for (int r : rs) {
       Values ps = accPointers(r);
@@ -519,18 +539,34 @@ void Gen::nest(const Sweep& s, const Merged& ms, size_t level, Values idx) {
       Values acc;
       for (size_t j = 0; j < ps.size(); ++j)
         acc.push_back(registers ? cur[c + j] : load(ts[j], ps[j], off));
-      llvm::Value* mean = nullptr;
-      if (s.kind == Sweep::Deviations)
-        mean = load(b_.getDoubleTy(), pointer(slots_.of(CpuSlots::Mean, r), b_.getDoubleTy()), off);
-      Values out;
-      accumulate(r, acc, vals_[k_.insts[r].args[0]], pos, mean, out);
-      for (size_t j = 0; j < out.size(); ++j) {
-        if (registers)
-          next.push_back(out[j]);
-        else
-          store(out[j], ps[j], off);
-      }
+      accs.push_back(acc);
+      means.push_back(s.kind != Sweep::Deviations
+                          ? nullptr
+                          : load(b_.getDoubleTy(),
+                                 pointer(slots_.of(CpuSlots::Mean, r), b_.getDoubleTy()), off));
       c += ps.size();
+    }
+    for (int64_t u = 0; u < rows; ++u) {
+      Values point = at;
+      if (u > 0) {
+        point[point.size() - 2] = b_.CreateAdd(at[at.size() - 2], b_.getInt64(u));
+        body(s, ms, point);
+      }
+      llvm::Value* pos = positions ? offset(kPosition, point) : nullptr;
+      for (size_t n = 0; n < rs.size(); ++n) {
+        Values out;
+        accumulate(rs[n], accs[n], vals_[k_.insts[rs[n]].args[0]], pos, means[n], out);
+        accs[n] = out;
+      }
+    }
+    for (size_t n = 0; n < rs.size(); ++n) {
+      Values ps = accPointers(rs[n]);
+      for (size_t j = 0; j < accs[n].size(); ++j) {
+        if (registers)
+          next.push_back(accs[n][j]);
+        else
+          store(accs[n][j], ps[j], off);
+      }
     }
     return next;
   });
@@ -585,7 +621,7 @@ CpuLoop Gen::function(const std::string& suffix, const Sweep& s) {
       maps_[kFirstInst + i] = inst.strides;
   }
   merged_ = merge(shape, maps_);
-  nest(s, merged_, 0, {});
+  nest(s, merged_, 0, {}, 1);
   b_.CreateRetVoid();
   CpuLoop l;
   l.function = fname;

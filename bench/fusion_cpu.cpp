@@ -71,11 +71,12 @@ void runWorkload(const char* workload, const char* caseName, const std::string& 
     double ms = examples::medianMs(repeats, [&] { out = exe->run(inputs)[0]; });
     double bytes = bytesPerElement(*g, fuse);
     double gbs = bytes * static_cast<double>(out.numel()) / (ms * 1e6);
-    fmt::print("{{\"date\": \"{}\", \"device\": \"CPU (2 cores)\", \"workload\": \"{}\", "
-               "\"case\": \"{}\", \"system\": \"graphc\", \"variant\": \"{}\", \"median_ms\": "
-               "{:.3f}, \"bytes_per_element\": {:.1f}, \"gb_per_s\": {:.2f}, \"rel_err\": {:.2e}}}\n",
-               date, workload, caseName, fuse ? "cpu fused" : "cpu unfused", ms, bytes, gbs,
-               relativeError(out, reference));
+    fmt::print(
+        "{{\"date\": \"{}\", \"device\": \"CPU (2 cores)\", \"workload\": \"{}\", "
+        "\"case\": \"{}\", \"system\": \"graphc\", \"variant\": \"{}\", \"median_ms\": "
+        "{:.3f}, \"bytes_per_element\": {:.1f}, \"gb_per_s\": {:.2f}, \"rel_err\": {:.2e}}}\n",
+        date, workload, caseName, fuse ? "cpu fused" : "cpu unfused", ms, bytes, gbs,
+        relativeError(out, reference));
   }
 }
 
@@ -98,7 +99,8 @@ int main(int argc, char** argv) {
     runWorkload("W3", n == (int64_t{1} << 24) ? "chain_16m_f32" : "chain_f32",
                 bench::chainGraph(n, "f32"), bench::chainGraph(n, "f64"), repeats);
     runWorkload("W4", rows == 8192 && cols == 4096 ? "layernorm_8192x4096_f32" : "layernorm_f32",
-                bench::layernormGraph(rows, cols, "f32"), bench::layernormGraph(rows, cols, "f64"), repeats);
+                bench::layernormGraph(rows, cols, "f32"), bench::layernormGraph(rows, cols, "f64"),
+                repeats);
   } catch (const Error& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;

@@ -35,7 +35,9 @@ llvm::StringRef attrKindName(AttrKind k);
 using AttrValue = std::variant<bool, int64_t, double, std::vector<int64_t>, std::vector<double>,
                                DType, std::string>;
 
-inline AttrKind kindOf(const AttrValue& v) { return static_cast<AttrKind>(v.index()); }
+inline AttrKind kindOf(const AttrValue& v) {
+  return static_cast<AttrKind>(v.index());
+}
 
 /// A named attribute.
 struct Attr {

@@ -32,10 +32,9 @@ struct OpTable {
   llvm::StringMap<Op> byName;
 
   OpTable() {
-#define GRAPHC_OP(Name, Spelling, NumOperands, NumResults, Kind, Schema)                     \
-  schemas.push_back(parseSchema(Schema));                                                    \
-  infos.push_back(                                                                           \
-      {Op::Name, Spelling, NumOperands, NumResults, OpKind::Kind, schemas.back()});          \
+#define GRAPHC_OP(Name, Spelling, NumOperands, NumResults, Kind, Schema)                           \
+  schemas.push_back(parseSchema(Schema));                                                          \
+  infos.push_back({Op::Name, Spelling, NumOperands, NumResults, OpKind::Kind, schemas.back()});    \
   byName[Spelling] = Op::Name;
 #include "ir/Ops.def"
   }
@@ -48,7 +47,9 @@ const OpTable& table() {
 
 } // namespace
 
-const OpInfo& opInfo(Op op) { return table().infos[static_cast<size_t>(op)]; }
+const OpInfo& opInfo(Op op) {
+  return table().infos[static_cast<size_t>(op)];
+}
 
 std::optional<Op> parseOpName(llvm::StringRef name) {
   auto it = table().byName.find(name);
@@ -57,7 +58,9 @@ std::optional<Op> parseOpName(llvm::StringRef name) {
   return it->second;
 }
 
-llvm::ArrayRef<OpInfo> allOps() { return table().infos; }
+llvm::ArrayRef<OpInfo> allOps() {
+  return table().infos;
+}
 
 const AttrSpec* findAttrSpec(Op op, llvm::StringRef name) {
   for (const AttrSpec& s : opInfo(op).attrs)

@@ -20,8 +20,7 @@ namespace graphc::ir {
 enum class DType : uint8_t { Bool, I32, I64, F32, F64 };
 
 /// All element types, in declaration order.
-inline constexpr DType kAllDTypes[] = {DType::Bool, DType::I32, DType::I64, DType::F32,
-                                       DType::F64};
+inline constexpr DType kAllDTypes[] = {DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64};
 
 /// "bool", "i32", "i64", "f32" or "f64".
 llvm::StringRef dtypeName(DType t);
@@ -29,10 +28,16 @@ llvm::StringRef dtypeName(DType t);
 std::optional<DType> parseDType(llvm::StringRef name);
 /// Size of one element in bytes.
 int64_t dtypeSize(DType t);
-inline bool isFloat(DType t) { return t == DType::F32 || t == DType::F64; }
-inline bool isInteger(DType t) { return t == DType::I32 || t == DType::I64; }
+inline bool isFloat(DType t) {
+  return t == DType::F32 || t == DType::F64;
+}
+inline bool isInteger(DType t) {
+  return t == DType::I32 || t == DType::I64;
+}
 /// Integer or floating point: the types arithmetic is defined on.
-inline bool isNumeric(DType t) { return isFloat(t) || isInteger(t); }
+inline bool isNumeric(DType t) {
+  return isFloat(t) || isInteger(t);
+}
 
 /// Dimensions of a tensor, outermost first (C order).
 using Shape = llvm::SmallVector<int64_t, 4>;
@@ -57,7 +62,8 @@ struct TensorType {
   Shape shape;
 
   TensorType() = default;
-  TensorType(DType dtype, llvm::ArrayRef<int64_t> shape) : dtype(dtype), shape(shape.begin(), shape.end()) {}
+  TensorType(DType dtype, llvm::ArrayRef<int64_t> shape)
+      : dtype(dtype), shape(shape.begin(), shape.end()) {}
 
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   int64_t numel() const { return numElements(shape); }

@@ -50,7 +50,8 @@ llvm::ArrayRef<Pass> registeredPasses();
 const Pass* findPass(llvm::StringRef name);
 /// The passes graphc runs by default, in order.
 std::vector<const Pass*> defaultPipeline();
-/// Parses "a,b,c" ("none": no passes); throws graphc::Error naming an unknown pass and listing the known.
+/// Parses "a,b,c" ("none": no passes); throws graphc::Error naming an unknown pass and listing the
+/// known.
 std::vector<const Pass*> parsePipeline(llvm::StringRef spec);
 
 /// How runPipeline behaves.

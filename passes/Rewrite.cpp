@@ -46,8 +46,8 @@ std::unique_ptr<ir::Graph> copyLive(const ir::Graph& g) {
 
 ValueList inlineGraph(const ir::Graph& g, ir::Graph& into, llvm::ArrayRef<Value> args) {
   if (args.size() != g.params().size())
-    throw Error(fmt::format("@{} takes {} inputs, {} given", g.name(), g.params().size(),
-                            args.size()));
+    throw Error(
+        fmt::format("@{} takes {} inputs, {} given", g.name(), g.params().size(), args.size()));
   std::vector<ValueList> map(g.nodes().size());
   for (size_t i = 0; i < args.size(); ++i) {
     const Node* p = g.params()[i];

@@ -18,7 +18,7 @@ static std::string render(const std::string& message, const SourceLoc& loc) {
 }
 
 Error::Error(std::string message, SourceLoc loc)
-    : std::runtime_error(render(message, loc)), message_(std::move(message)),
-      loc_(std::move(loc)) {}
+    : std::runtime_error(render(message, loc)), message_(std::move(message)), loc_(std::move(loc)) {
+}
 
 } // namespace graphc

@@ -2,8 +2,8 @@
 //
 // `graphc opt` and `graphc dump --after=PASS` both run a pass pipeline over every
 // graph of a module. PipelineFlags declares their shared flags (--passes,
-// --verify-each, --facts, --derive, --wrt, --batch), turns them into passes::PipelineOptions and runs
-// the passes; printGraphText prints a graph with or without its proven structure.
+// --verify-each, --facts, --derive, --wrt, --batch), turns them into passes::PipelineOptions and
+// runs the passes; printGraphText prints a graph with or without its proven structure.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -84,8 +84,7 @@ public:
   /// of the current device on the cuda backend; other backends take none), the run
   /// is also ordered on the caller's stream: it starts after the work queued there
   /// so far, and work queued there afterwards sees its outputs.
-  void enqueue(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs,
-               void* stream = nullptr);
+  void enqueue(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs, void* stream = nullptr);
 
   /// Waits once for every run enqueued since the last finish(). Throws the first
   /// failure as a graphc::Error that names the run ("run 3 of 100 enqueued: ...").
@@ -118,8 +117,8 @@ protected:
   /// Queues run number `run` since the last finish, ordered on `stream` if given.
   /// By default it runs at once and a failure is kept for finishRuns(); a stream is
   /// an error.
-  virtual void enqueueRun(size_t run, llvm::ArrayRef<Array> inputs,
-                          llvm::ArrayRef<Array> outputs, void* stream);
+  virtual void enqueueRun(size_t run, llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs,
+                          void* stream);
   /// Waits for the queued runs; returns the first failure, if any.
   virtual std::optional<RunFailure> finishRuns();
 
@@ -133,8 +132,8 @@ private:
   void checkInOut(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) const;
 
   Signature sig_;
-  size_t enqueued_ = 0;                  ///< runs enqueued since the last finish()
-  std::optional<RunFailure> kept_;       ///< the default enqueueRun's first failure
+  size_t enqueued_ = 0;            ///< runs enqueued since the last finish()
+  std::optional<RunFailure> kept_; ///< the default enqueueRun's first failure
 };
 
 /// A way of running graphs: the CPU (loops + BLAS/LAPACK) or a GPU.

@@ -343,15 +343,13 @@ void applyElementwise(const Step& s, DType operandType, llvm::ArrayRef<const voi
   auto result = [&](auto tag) { return static_cast<typename decltype(tag)::type*>(out); };
   switch (ir::opInfo(s.op).kind) {
   case ir::OpKind::Unary:
-    return visitNumeric(s, operandType,
-                        [&](auto t) { unary(s, in(t, 0), result(t), n); });
+    return visitNumeric(s, operandType, [&](auto t) { unary(s, in(t, 0), result(t), n); });
   case ir::OpKind::Binary:
     return visitNumeric(s, operandType,
                         [&](auto t) { binary(s, in(t, 0), in(t, 1), result(t), n); });
   case ir::OpKind::Compare:
-    return visitDType(operandType, [&](auto t) {
-      compare(s, in(t, 0), in(t, 1), static_cast<bool*>(out), n);
-    });
+    return visitDType(operandType,
+                      [&](auto t) { compare(s, in(t, 0), in(t, 1), static_cast<bool*>(out), n); });
   case ir::OpKind::Logical:
     return logical(s, xs, static_cast<bool*>(out), n);
   case ir::OpKind::Select:

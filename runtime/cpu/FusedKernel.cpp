@@ -206,8 +206,10 @@ FusedKernel::FusedKernel(codegen::Kernel kernel, KernelMode mode) : k_(std::move
     if (mode == KernelMode::Compile)
       throw Error("GRAPHC_CPU_KERNELS=compile, but LLVM cannot compile for this machine: " + why);
     static bool said = [&] {
-      std::fprintf(stderr, "graphc: cpu kernels are interpreted: LLVM cannot compile for this "
-                           "machine (%s)\n", why.c_str());
+      std::fprintf(stderr,
+                   "graphc: cpu kernels are interpreted: LLVM cannot compile for this "
+                   "machine (%s)\n",
+                   why.c_str());
       return true;
     }();
     (void)said;
@@ -220,8 +222,8 @@ FusedKernel::FusedKernel(codegen::Kernel kernel, KernelMode mode) : k_(std::move
   }
 }
 
-void FusedKernel::evaluate(Scratch& sc, Space space, const std::vector<bool>& needed,
-                           int64_t start, int64_t n, int64_t firstSegment) const {
+void FusedKernel::evaluate(Scratch& sc, Space space, const std::vector<bool>& needed, int64_t start,
+                           int64_t n, int64_t firstSegment) const {
   const ir::Shape& shape = k_.shape(space);
   ir::Shape dense = codegen::denseStrides(shape);
   bool segmentsKnown = false;
@@ -269,8 +271,8 @@ void FusedKernel::evaluate(Scratch& sc, Space space, const std::vector<bool>& ne
   }
 }
 
-void FusedKernel::accumulate(Scratch& sc, int stage, int64_t start, int64_t n,
-                             int64_t firstSegment, bool deviations) const {
+void FusedKernel::accumulate(Scratch& sc, int stage, int64_t start, int64_t n, int64_t firstSegment,
+                             bool deviations) const {
   affineOffsets(k_.domain, segmentStrides_, start, n, sc.segment.data());
   affineOffsets(k_.domain, positionStrides_, start, n, sc.position.data());
   const int64_t* seg = sc.segment.data();
@@ -298,7 +300,8 @@ void FusedKernel::accumulate(Scratch& sc, int stage, int64_t start, int64_t n,
             acc.i[g] = add ? wrapAdd(static_cast<T>(acc.i[g]), x[e])
                            : wrapMul(static_cast<T>(acc.i[g]), x[e]);
         } else {
-          T best = std::is_floating_point_v<T> ? static_cast<T>(acc.f[g]) : static_cast<T>(acc.i[g]);
+          T best =
+              std::is_floating_point_v<T> ? static_cast<T>(acc.f[g]) : static_cast<T>(acc.i[g]);
           if (acc.seen[g] && !reductionPrefers(s.op, x[e], best))
             continue;
           acc.seen[g] = 1;
@@ -331,7 +334,8 @@ void FusedKernel::finishReductions(Scratch& sc, int stage, int64_t segments) con
         else if (op == Op::Var)
           out[g] = static_cast<R>(acc.squares[g] / count);
         else if (!isFloat)
-          out[g] = static_cast<R>(op == Op::Mean ? acc.i[g] / static_cast<int64_t>(count) : acc.i[g]);
+          out[g] =
+              static_cast<R>(op == Op::Mean ? acc.i[g] / static_cast<int64_t>(count) : acc.i[g]);
         else
           out[g] = static_cast<R>(op == Op::Mean ? acc.f[g] / count : acc.f[g]);
       }
@@ -431,11 +435,11 @@ void FusedKernel::failIfEmpty() const {
 void FusedKernel::run(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs) const {
   failIfEmpty();
   if (compiled_)
-    return compiled_->run(k_, steps_, inputs, outputs,
-                          [](int64_t units, int64_t points,
-                             const std::function<void(int64_t, int64_t)>& f) {
-                            parallelFor(units, points, f);
-                          });
+    return compiled_->run(
+        k_, steps_, inputs, outputs,
+        [](int64_t units, int64_t points, const std::function<void(int64_t, int64_t)>& f) {
+          parallelFor(units, points, f);
+        });
   int64_t domainSize = ir::numElements(k_.domain);
   if (!k_.hasReduction()) {
     int64_t blocks = (domainSize + kBlock - 1) / kBlock;
@@ -451,8 +455,9 @@ void FusedKernel::run(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> 
   int64_t segments = ir::numElements(k_.reducedShape), length = k_.segmentSize();
   // Chunks of about a block of points when segments are contiguous ranges; otherwise
   // every segment interleaves with the others: one chunk.
-  int64_t chunk = k_.segmentsContiguous() ? std::max<int64_t>(1, kBlock / std::max<int64_t>(length, 1))
-                                          : std::max<int64_t>(segments, 1);
+  int64_t chunk = k_.segmentsContiguous()
+                      ? std::max<int64_t>(1, kBlock / std::max<int64_t>(length, 1))
+                      : std::max<int64_t>(segments, 1);
   int64_t chunks = (segments + chunk - 1) / chunk;
   parallelFor(chunks, domainSize, [&](int64_t begin, int64_t end) {
     Scratch sc = newScratch(inputs, outputs, chunk);

@@ -11,8 +11,8 @@
 // By default a FusedKernel runs its kernel compiled to machine code
 // (runtime/cpu/CompiledKernel.h); the interpreter is the reference the compiled
 // kernels are tested against, and the fallback where LLVM cannot compile for the
-// machine or for a kernel (one of more than 2000 instructions). GRAPHC_CPU_KERNELS=interpret or =compile forces either (compile: a JIT
-// that cannot start is an error).
+// machine or for a kernel (one of more than 2000 instructions). GRAPHC_CPU_KERNELS=interpret or
+// =compile forces either (compile: a JIT that cannot start is an error).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -74,12 +74,12 @@ private:
   void failIfEmpty() const;
 
   codegen::Kernel k_;
-  std::vector<Step> steps_;                 ///< per instruction, for ops and errors
+  std::vector<Step> steps_; ///< per instruction, for ops and errors
   /// Per stage (from 1): the domain instructions its reductions read, and the
   /// reduced-space instructions computed once its reductions are done.
   std::vector<std::vector<bool>> forStage_, reducedAtStage_;
-  std::vector<bool> varAtStage_; ///< per stage: a var reduction sweeps it twice
-  std::vector<bool> forDomainOutputs_;      ///< domain instructions the domain outputs read
+  std::vector<bool> varAtStage_;       ///< per stage: a var reduction sweeps it twice
+  std::vector<bool> forDomainOutputs_; ///< domain instructions the domain outputs read
   bool hasDomainOutputs_ = false;
   ir::Shape segmentStrides_, positionStrides_; ///< domain point -> segment, position in it
   std::shared_ptr<const CompiledKernel> compiled_;

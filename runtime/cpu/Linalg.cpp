@@ -202,8 +202,8 @@ template <typename T> Array matmul(const Step& s, const Array& a, const Array& b
   if (mc.size() > 0 && isSmall(mc.rows) && isSmall(mc.cols) && isSmall(k)) {
     Array c = Array::empty(s.type().dtype, s.type().shape);
     forEachItem(mc.batch, mc.batch * mc.size() * k, [&](int64_t i) {
-      small::gemm(static_cast<int>(mc.rows), static_cast<int>(mc.cols), static_cast<int>(k), ta,
-                  tb, ma.item<T>(a, i), mb.item<T>(b, i), mc.item<T>(c, i));
+      small::gemm(static_cast<int>(mc.rows), static_cast<int>(mc.cols), static_cast<int>(k), ta, tb,
+                  ma.item<T>(a, i), mb.item<T>(b, i), mc.item<T>(c, i));
     });
     return c;
   }
@@ -227,8 +227,8 @@ template <typename T> Array syrk(const Step& s, const Array& x) {
     Array c = Array::empty(s.type().dtype, s.type().shape);
     forEachItem(mc.batch, mc.batch * mc.size() * k, [&](int64_t b) {
       const T* px = mx.item<T>(x, b);
-      small::gemm(static_cast<int>(n), static_cast<int>(n), static_cast<int>(k), trans, !trans,
-                  px, px, mc.item<T>(c, b));
+      small::gemm(static_cast<int>(n), static_cast<int>(n), static_cast<int>(k), trans, !trans, px,
+                  px, mc.item<T>(c, b));
     });
     return c;
   }

@@ -33,8 +33,8 @@
 namespace graphc::cpu {
 namespace {
 
-using passes::Storage;
 using ir::Value;
+using passes::Storage;
 
 /// One step, ready to run.
 struct PreparedStep {
@@ -46,8 +46,7 @@ struct PreparedStep {
 class ProgramExecutable final : public Executable {
 public:
   explicit ProgramExecutable(const ir::Graph& g)
-      : Executable(Signature::of(g)),
-        graph_(passes::copyLive(g)),
+      : Executable(Signature::of(g)), graph_(passes::copyLive(g)),
         program_(passes::lowerToProgram(*graph_)) {
     for (const ir::Node* c : program_.constants())
       constants_.push_back(runNode(Step::of(*c), {})[0]); // names what it cannot allocate
@@ -143,8 +142,8 @@ private:
 
   PreparedStep prepare(const passes::Step& s) const {
     PreparedStep p{&s, std::nullopt, {}};
-    bool alone = s.nodes.size() == 1 &&
-                 passes::fusionRole(*s.nodes.front()) == passes::FusionRole::Alone;
+    bool alone =
+        s.nodes.size() == 1 && passes::fusionRole(*s.nodes.front()) == passes::FusionRole::Alone;
     if (s.kind == passes::Step::Kind::Kernel && !alone) {
       auto built = codegen::buildKernel(s.nodes, s.outputs);
       if (auto* k = std::get_if<codegen::Kernel>(&built)) {

@@ -281,11 +281,11 @@ private:
     int k = static_cast<int>(hi - lo), w = static_cast<int>(toEnd - to);
     auto part = [&](auto* base, int64_t at) { return base + (s_.left ? at : at * s_.m); };
     if (s_.left)
-      GRAPHC_CUDA_CHECK(Lib<T>::gemm(blas_, op_, CUBLAS_OP_N, w, static_cast<int>(s_.n), k,
-                                     &alpha, m, ldm, part(in, lo), m_, &beta, part(out, to), m_));
+      GRAPHC_CUDA_CHECK(Lib<T>::gemm(blas_, op_, CUBLAS_OP_N, w, static_cast<int>(s_.n), k, &alpha,
+                                     m, ldm, part(in, lo), m_, &beta, part(out, to), m_));
     else
-      GRAPHC_CUDA_CHECK(Lib<T>::gemm(blas_, CUBLAS_OP_N, op_, m_, w, k, &alpha, part(in, lo), m_,
-                                     m, ldm, &beta, part(out, to), m_));
+      GRAPHC_CUDA_CHECK(Lib<T>::gemm(blas_, CUBLAS_OP_N, op_, m_, w, k, &alpha, part(in, lo), m_, m,
+                                     ldm, &beta, part(out, to), m_));
   }
 
   cublasHandle_t blas_;

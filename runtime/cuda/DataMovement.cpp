@@ -113,8 +113,8 @@ void enqueueMove(const ir::Node& n, llvm::ArrayRef<const void*> inputs, void* ou
   case Op::Transpose: {
     std::vector<int64_t> perm = n.attrs().getInts("perm");
     if (swapsLastTwo(perm) && y.shape[rank - 1] <= 65535 * 32)
-      return move.transpose(ir::numElements(llvm::ArrayRef<int64_t>(x.shape).drop_back(2)), x.shape[rank - 2],
-                            x.shape[rank - 1], inputs[0], out);
+      return move.transpose(ir::numElements(llvm::ArrayRef<int64_t>(x.shape).drop_back(2)),
+                            x.shape[rank - 2], x.shape[rank - 1], inputs[0], out);
     ir::Shape from;
     for (int64_t p : perm)
       from.push_back(xs[p]);

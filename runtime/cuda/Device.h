@@ -2,8 +2,8 @@
 //
 // cudaAvailable() answers "can this process use a CUDA device?" without ever
 // throwing: on a machine without an NVIDIA driver (CI) it is simply false, and the
-// CPU backend is used, and cudaUnavailableReason() says why. deviceInfo() describes one device for logs, NVRTC's target
-// architecture and `graphc` output.
+// CPU backend is used, and cudaUnavailableReason() says why. deviceInfo() describes one device for
+// logs, NVRTC's target architecture and `graphc` output.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

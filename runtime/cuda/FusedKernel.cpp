@@ -38,7 +38,8 @@ CudaFusedKernel::CudaFusedKernel(codegen::Kernel kernel, KernelCache& cache)
 
 CudaFusedKernel::CudaFusedKernel(codegen::Kernel kernel, codegen::CudaKernel cuda,
                                  KernelCache& cache)
-    : k_(std::move(kernel)), cuda_(std::move(cuda)), loaded_(cache.get(cuda_)), runs_(loaded_->library.kernel(codegen::runsName(cuda_))),
+    : k_(std::move(kernel)), cuda_(std::move(cuda)), loaded_(cache.get(cuda_)),
+      runs_(loaded_->library.kernel(codegen::runsName(cuda_))),
       emptyReduction_(emptyReductionError(k_)) {}
 
 llvm::SmallVector<void*, 16> CudaFusedKernel::arguments(llvm::ArrayRef<const void*> inputs,

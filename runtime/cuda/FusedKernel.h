@@ -87,7 +87,7 @@ private:
   codegen::Kernel k_;
   codegen::CudaKernel cuda_;
   std::shared_ptr<const LoadedKernel> loaded_;
-  Kernel runs_; ///< the kernel computing several runs per launch
+  Kernel runs_;                ///< the kernel computing several runs per launch
   std::string emptyReduction_; ///< the error every launch throws, if any
 };
 

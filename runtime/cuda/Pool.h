@@ -71,8 +71,7 @@ private:
 
 /// Enqueues a copy of `bytes` bytes on `stream` (nothing for 0 bytes). Throws
 /// graphc::Error when the copy cannot be enqueued.
-void copyAsync(void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind,
-               cudaStream_t stream);
+void copyAsync(void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind, cudaStream_t stream);
 
 /// An owning, move-only handle to memory from a DevicePool, released in stream
 /// order on the stream it was allocated for.

@@ -35,8 +35,7 @@ TEST_P(AutodiffRulesOnGpu, MatchFiniteDifferences) {
     testing::checkDerivatives(*g, GetParam().seed, options);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, AutodiffRulesOnGpu,
-                         ::testing::ValuesIn(testing::ruleFamilies()),
+INSTANTIATE_TEST_SUITE_P(Families, AutodiffRulesOnGpu, ::testing::ValuesIn(testing::ruleFamilies()),
                          [](const auto& info) { return info.param.name; });
 
 } // namespace

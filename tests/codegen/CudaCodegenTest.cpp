@@ -135,7 +135,8 @@ TEST(CudaCodegen, LeadingExtentsAreAParameter) {
 }})",
                        rows, cols);
   };
-  CudaKernel few = generate(bias(3, 53), "bias").at(0), many = generate(bias(700, 53), "bias").at(0);
+  CudaKernel few = generate(bias(3, 53), "bias").at(0),
+             many = generate(bias(700, 53), "bias").at(0);
   EXPECT_EQ(few.source, many.source);
   EXPECT_NE(few.source.find("in2[p / 53]"), std::string::npos) << few.source;
   EXPECT_EQ(few.size, 3 * 53);

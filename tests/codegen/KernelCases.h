@@ -268,9 +268,9 @@ inline std::vector<KernelCase> kernelCases(llvm::StringRef dtype) {
       {"very_long_rows", "3,20000", "1", ""},      // block of 1024
       {"columns", "300,67", "0", ", keepdims"},    // leading axis: thread per segment
       {"middle", "5,7,11", "1", ""},
-      {"outer_two", "5,7,11", "0,2", ""}, // argmax flattened over two axes
-      {"all", "1000,37", "0,1", ""},      // one segment
-      {"even_rows", "40,512", "1", ""},   // warp per segment, as many points per lane
+      {"outer_two", "5,7,11", "0,2", ""},              // argmax flattened over two axes
+      {"all", "1000,37", "0,1", ""},                   // one segment
+      {"even_rows", "40,512", "1", ""},                // warp per segment, as many points per lane
       {"even_long_rows", "5,4096", "1", ", keepdims"}, // the same, a block per segment
   };
   for (const char* op : {"sum", "mean", "var", "max", "min", "prod", "argmax", "argmin"})

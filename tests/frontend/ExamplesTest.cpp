@@ -45,8 +45,7 @@ void expectCurrent(const ir::Graph& traced, const std::string& path, const char*
 }
 
 TEST(Examples, EnkfGirIsWhatTheDslTraces) {
-  expectCurrent(*examples::traceEnkf(examples::kEnkfGirSize), kEnkfGir,
-                "example_enkf --emit-gir");
+  expectCurrent(*examples::traceEnkf(examples::kEnkfGirSize), kEnkfGir, "example_enkf --emit-gir");
   expectCurrent(*examples::traceEnkfOrig(examples::kEnkfGirSize),
                 std::string(GRAPHC_SOURCE_DIR) + "/examples/enkf_orig.gir",
                 "example_enkf --orig --emit-gir");
@@ -180,8 +179,8 @@ TEST(GraphcRun, BatchRunsEveryItem) {
     writeNpy(path, arrays.back());
     inputs += fmt::format(" --input {}={}", names[i], path);
   }
-  auto [status, out] = runGraphc("run " + kEnkfGir + " --batch 3 --backend cpu --output-dir " +
-                                 dir + inputs);
+  auto [status, out] =
+      runGraphc("run " + kEnkfGir + " --batch 3 --backend cpu --output-dir " + dir + inputs);
   ASSERT_EQ(status, 0) << out;
   EXPECT_NE(out.find("out0: f64[3,6,6]"), std::string::npos) << out;
   std::vector<double> got = readNpy(dir + "/enkf_out0.npy").toVector<double>();

@@ -160,8 +160,9 @@ TEST(Npy, ImpossibleHeaderSizesAreErrors) {
                           ""),
                  "needs more than 2^63 bytes");
   // No elements, but strides past int64_t (found by fuzz_npy).
-  expectNpyError(npyBytes(1, "{'descr': '<i4', 'fortran_order': False, 'shape': "
-                             "(0, 4294967296, 4294967296, 4), }",
+  expectNpyError(npyBytes(1,
+                          "{'descr': '<i4', 'fortran_order': False, 'shape': "
+                          "(0, 4294967296, 4294967296, 4), }",
                           ""),
                  "the strides of shape [0,4294967296,4294967296,4] do not fit in int64_t");
 }

@@ -39,8 +39,8 @@ using cuda::CudaFusedKernel;
 using cuda::KernelCache;
 using testing::HostArray;
 using testing::kernelCases;
-using testing::randomArray;
 using testing::kernelsOf;
+using testing::randomArray;
 
 /// An owning device buffer.
 struct DeviceBuffer {
@@ -89,8 +89,8 @@ std::vector<HostArray> runOnGpu(const CudaFusedKernel& gpu, const std::vector<Ho
   gpu.launch(gpuIn, gpuOut, static_cast<int*>(errorWord.p), nullptr);
   GRAPHC_CUDA_CHECK(cudaDeviceSynchronize());
   for (size_t o = 0; o < outputs.size(); ++o)
-    GRAPHC_CUDA_CHECK(cudaMemcpy(outputs[o].data(), gpuOut[o], outputs[o].bytes(),
-                                 cudaMemcpyDeviceToHost));
+    GRAPHC_CUDA_CHECK(
+        cudaMemcpy(outputs[o].data(), gpuOut[o], outputs[o].bytes(), cudaMemcpyDeviceToHost));
   return outputs;
 }
 
@@ -340,7 +340,7 @@ TEST(CudaKernel, VarianceIsOneValuePerRow) {
   %out = add %vb, %zero
   return %out
 }})",
-                                    cols);
+                                   cols);
     std::vector<Kernel> kernels = kernelsOfText(text);
     ASSERT_EQ(kernels.size(), 1u);
     ASSERT_TRUE(expectSameAsCpu(kernels[0], "var over rows", 17));

@@ -40,8 +40,8 @@ std::pair<int, int> kernelSteps(const ir::Graph& g) {
   passes::Program p = passes::lowerToProgram(g);
   int built = 0, fallback = 0;
   for (const passes::Step& s : p.steps()) {
-    bool alone = s.nodes.size() == 1 &&
-                 passes::fusionRole(*s.nodes.front()) == passes::FusionRole::Alone;
+    bool alone =
+        s.nodes.size() == 1 && passes::fusionRole(*s.nodes.front()) == passes::FusionRole::Alone;
     if (s.kind != passes::Step::Kind::Kernel || alone)
       continue;
     bool ok = std::holds_alternative<codegen::Kernel>(codegen::buildKernel(s.nodes, s.outputs));
@@ -147,7 +147,8 @@ graph @r(%x: f32[4,4]) {
   return %m, %s
 })");
   expectSameAsUnfused(*g, 3);
-  std::vector<Array> out = compile(*g, getBackend("cpu"), {"none"})->run(testing::randomInputs(*g, 3));
+  std::vector<Array> out =
+      compile(*g, getBackend("cpu"), {"none"})->run(testing::randomInputs(*g, 3));
   EXPECT_EQ(out[1].toVector<double>(), std::vector<double>{1.0}); // exp(0)
 }
 
@@ -331,7 +332,8 @@ graph @columns(%x: f32[40,7]) {
     EXPECT_EQ(kernelSteps(*m.graphs[i]), std::make_pair(1, 0)) << m.graphs[i]->name();
   }
   passes::Program p = passes::lowerToProgram(*m.graphs[0]);
-  auto k = std::get<codegen::Kernel>(codegen::buildKernel(p.steps()[0].nodes, p.steps()[0].outputs));
+  auto k =
+      std::get<codegen::Kernel>(codegen::buildKernel(p.steps()[0].nodes, p.steps()[0].outputs));
   EXPECT_EQ(k.stages(), 3); // max, then the sum of exp, then the weighted sum
 }
 
@@ -416,12 +418,12 @@ graph @regroup(%v: f64[3], %y: f64[6]) {
 TEST(FusedExecution, RandomGraphs) {
   testing::RandomGraphOptions options;
   options.numNodes = 14;
-  options.ops = {ir::Op::Add,       ir::Op::Sub,     ir::Op::Mul,         ir::Op::Div,
-                 ir::Op::Neg,       ir::Op::Exp,     ir::Op::Tanh,        ir::Op::Sigmoid,
-                 ir::Op::Maximum,   ir::Op::Select,  ir::Op::Lt,          ir::Op::Cast,
-                 ir::Op::Full,      ir::Op::Iota,    ir::Op::BroadcastTo, ir::Op::Reshape,
-                 ir::Op::Transpose, ir::Op::Sum,     ir::Op::Mean,        ir::Op::Max,
-                 ir::Op::Argmin,    ir::Op::Prod,    ir::Op::Matmul,      ir::Op::Slice,
+  options.ops = {ir::Op::Add,       ir::Op::Sub,      ir::Op::Mul,         ir::Op::Div,
+                 ir::Op::Neg,       ir::Op::Exp,      ir::Op::Tanh,        ir::Op::Sigmoid,
+                 ir::Op::Maximum,   ir::Op::Select,   ir::Op::Lt,          ir::Op::Cast,
+                 ir::Op::Full,      ir::Op::Iota,     ir::Op::BroadcastTo, ir::Op::Reshape,
+                 ir::Op::Transpose, ir::Op::Sum,      ir::Op::Mean,        ir::Op::Max,
+                 ir::Op::Argmin,    ir::Op::Prod,     ir::Op::Matmul,      ir::Op::Slice,
                  ir::Op::Eye,       ir::Op::Constant, ir::Op::Var};
   testing::RandomGraphGenerator gen(2026, options);
   std::map<ir::Op, int> computed;

@@ -40,9 +40,9 @@ std::vector<Array> runOp(ir::Op op, const std::vector<Array>& operands, const ir
   // Exactly, but for floating-point sums and products, which compiled kernels
   // accumulate in double in another order (runtime/cpu/CompiledKernel.h): a few
   // roundings of the result type.
-  bool reassociated = (op == ir::Op::Sum || op == ir::Op::Mean || op == ir::Op::Var ||
-                       op == ir::Op::Prod) && ir::isFloat(resultTypes.empty() ? operands[0].dtype()
-                                                                             : resultTypes[0].dtype);
+  bool reassociated =
+      (op == ir::Op::Sum || op == ir::Op::Mean || op == ir::Op::Var || op == ir::Op::Prod) &&
+      ir::isFloat(resultTypes.empty() ? operands[0].dtype() : resultTypes[0].dtype);
   for (size_t i = 0; i < out.size(); ++i) {
     double ulp = out[i].dtype() == DType::F32 ? 0x1p-23 : 0x1p-52;
     EXPECT_LE(relativeDifference(out[i], reference[i]), reassociated ? 4 * ulp : 0.0)

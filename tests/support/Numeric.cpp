@@ -27,7 +27,7 @@ std::vector<Array> randomInputs(const ir::Graph& g, uint64_t seed) {
     std::vector<double> v(t.numel());
     for (double& x : v) {
       double magnitude = static_cast<double>(rng() % 5 + 1); // integers: never 0
-      x = ir::isFloat(t.dtype)   ? normal(rng)
+      x = ir::isFloat(t.dtype)     ? normal(rng)
           : ir::isInteger(t.dtype) ? (rng() % 2 ? magnitude : -magnitude)
                                    : static_cast<double>(rng() % 2);
     }

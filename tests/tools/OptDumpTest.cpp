@@ -100,8 +100,8 @@ TEST(GraphcOpt, DefaultPipelineLowersTheSolveToCholesky) {
   ASSERT_EQ(r.exitCode, 0) << r.describe();
   EXPECT_EQ(r.err, "");
   EXPECT_THAT(r.out, StartsWith("graph @enkf("));
-  EXPECT_THAT(r.out,
-              testing::ContainsRegex(" = cholesky %[0-9a-z_]+ \\{fallback, upper\\} : f64\\[6,6\\]"));
+  EXPECT_THAT(r.out, testing::ContainsRegex(
+                         " = cholesky %[0-9a-z_]+ \\{fallback, upper\\} : f64\\[6,6\\]"));
   EXPECT_THAT(r.out, HasSubstr(" = triangular_solve "));
   EXPECT_THAT(r.out, Not(HasSubstr(" = solve ")));
   EXPECT_THAT(r.out, Not(HasSubstr("//"))) << "no facts unless asked";
@@ -340,8 +340,8 @@ TEST(GraphcBatch, DumpPrintsTheBatchedGraph) {
 TEST(GraphcBatch, OptLowersTheBatchOfSolvesToOneCholesky) {
   ToolResult r = runQuiet({"opt", "--batch=4", kEnkf});
   ASSERT_EQ(r.exitCode, 0) << r.describe();
-  EXPECT_THAT(r.out,
-              testing::ContainsRegex(" = cholesky %[0-9a-z_]+ \\{fallback, upper\\} : f64\\[4,6,6\\]"));
+  EXPECT_THAT(r.out, testing::ContainsRegex(
+                         " = cholesky %[0-9a-z_]+ \\{fallback, upper\\} : f64\\[4,6,6\\]"));
   EXPECT_THAT(r.out, Not(HasSubstr(" = solve ")));
   ToolResult lowered = runQuiet({"dump", "--lowered", "--batch", "4", kEnkf});
   ASSERT_EQ(lowered.exitCode, 0) << lowered.describe();

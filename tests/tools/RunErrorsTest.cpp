@@ -50,17 +50,20 @@ TEST(GraphcRun, MisuseIsAClearError) {
   for (const Case& c : std::vector<Case>{
            {{"run", one, "--input", "x"}, 2, "--input 'x' is not NAME=PATH.npy"},
            {{"run", one, "--input"}, 2, "--input needs a value NAME=PATH.npy"},
-           {{"run", one, "--random-inputs", "--input", "nope=" + notNpy}, 1,
+           {{"run", one, "--random-inputs", "--input", "nope=" + notNpy},
+            1,
             "@g has no parameter %nope"},
            {{"run", one, "--input", "x=" + notNpy}, 1, "not.npy: not a .npy file (bad magic"},
            {{"run", one}, 1, "no input for parameter %x (f64[3]) of @g"},
            {{"run", one, "--random-inputs", "--seed", "abc"}, 2, "--seed 'abc' is not a number"},
            {{"run", one, "--random-inputs", "--seed", "-1"}, 2, "--seed '-1' is not a number"},
-           {{"run", one, "--random-inputs", "--repeat", "0"}, 2,
+           {{"run", one, "--random-inputs", "--repeat", "0"},
+            2,
             "--repeat '0' is not a positive number"},
            {{"run", two, "--random-inputs"}, 2, "holds 2 graphs; choose one with --graph"},
            {{"run", two, "--random-inputs", "--graph", "c"}, 1, "has no graph @c"},
-           {{"run", one, "--random-inputs", "--output-dir", file + "/out"}, 1,
+           {{"run", one, "--random-inputs", "--output-dir", file + "/out"},
+            1,
             "--output-dir " + file + "/out: cannot create the directory: Not a directory"},
        }) {
     ToolResult r = runGraphc(c.args);

@@ -15,7 +15,7 @@
 // by a second reduction over them (which may split again).
 //
 // Small SPD solves with many right-hand sides. The fused Cholesky-solve kernels
-// (runtime/cuda/SpdSolveKernels.cpp) give each matrix a warp or a block; with one
+// (runtime/cuda/kernels/SpdSolve.cu) give each matrix a warp or a block; with one
 // matrix and 10^5 columns that is one block for the whole solve (100 ms at
 // n = 16). The columns are cut into chunks, each on its own warp group or block,
 // every one factoring the (small) matrix again.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Checks that every tracked C++ file is formatted as .clang-format says (clang-format
+# Checks that every tracked C++ and CUDA file is formatted as .clang-format says (clang-format
 # 14, which scripts/setup.sh installs): lists the files that differ and exits 1, or
 # exits 77 (a skip for ctest) when clang-format-14 or git is missing. Fix them with
-#   git ls-files '*.cpp' '*.h' | xargs clang-format-14 -i
+#   git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | xargs clang-format-14 -i
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,10 +13,10 @@ fi
 bad=()
 while IFS= read -r f; do
   clang-format-14 --dry-run --Werror "$f" > /dev/null 2>&1 || bad+=("$f")
-done < <(git ls-files '*.cpp' '*.h')
+done < <(git ls-files '*.cpp' '*.h' '*.cu' '*.cuh')
 if [ ${#bad[@]} -gt 0 ]; then
   echo "check-format: ${#bad[@]} file(s) differ from .clang-format:"
   printf '  %s\n' "${bad[@]}"
   exit 1
 fi
-echo "check-format: every C++ file is formatted"
+echo "check-format: every C++ and CUDA file is formatted"

@@ -65,8 +65,4 @@ template <typename T>
 void solveByBlocks(cublasHandle_t blas, const SmallBatched& small, cudaStream_t stream,
                    const BlockedSolve& s, const T* t, const T* b, T* x, T* workspace);
 
-/// The CUDA C++ of the kernels that invert the diagonal blocks and solve for one
-/// vector, to append to SmallBatched's module source.
-const char* blockedSolveKernelsSource();
-
 } // namespace graphc::cuda

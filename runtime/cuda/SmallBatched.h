@@ -7,17 +7,17 @@
 // rather than on arithmetic. Each matrix is loaded once into shared memory by its
 // own group of threads (blockDim.x threads per matrix, blockDim.y matrices per
 // block), factored or solved there step by step with the group synchronized
-// between steps, and written back once. SPD solves go further (SpdSolveKernels.h):
+// between steps, and written back once. SPD solves go further (kernels/SpdSolve.cu):
 // a matrix per warp (or part of one) up to n = 32, a matrix per block in registers
 // up to n = 128, and the matrix may be formed from its Gram factor inside the
 // kernel. General matrices up to n = 8 are solved by LU in a thread's registers
-// (TinyLuKernels.h), and X'X of a tall matrix of up to 32 columns by runs of rows
-// (TallGramKernels.h). The diagonal blocks of a large triangle are inverted here too, as a
-// batch of small triangles (BlockedSolve.h). Layouts are the
+// (kernels/TinyLu.cu), and X'X of a tall matrix of up to 32 columns by runs of rows
+// (kernels/TallGram.cu). The diagonal blocks of a large triangle are inverted here too,
+// as a batch of small triangles (BlockedSolve.h). Layouts are the
 // row-major ones of runtime/cuda/Library.h, and the info words are LAPACK's (first failing leading
 // minor; first zero diagonal). LibraryContext::run decides when to use them.
 //
-// The kernels are one CUDA C++ translation unit compiled through
+// The kernels are one CUDA C++ module (kernels/Sources.h) compiled through
 // KernelCache::global(), once per process at most (later processes load it from
 // the disk cache), and held with Library.cpp's helper kernels.
 //
@@ -25,8 +25,6 @@
 #pragma once
 
 #include "runtime/cuda/KernelLibrary.h"
-#include "runtime/cuda/TallGramKernels.h"
-#include "runtime/cuda/TinyLuKernels.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -36,6 +34,12 @@
 #include <string>
 
 namespace graphc::cuda {
+
+/// The most columns tallGram() takes.
+constexpr int kTallGramMaxN = 32;
+/// The largest n that luSolve() takes: its kernel's registers hold the whole
+/// matrix (n^2 + n values), so larger n spill.
+constexpr int kTinyLuMaxN = 8;
 
 struct LoadedModule;
 struct ModuleSource;
@@ -133,7 +137,7 @@ public:
   static int64_t tallGramPartials(int64_t batch, int64_t rows, int64_t n);
   /// c = X'X (n x n, both triangles) for the `batch` (at most 65535) row-major
   /// rows x n matrices `x`: runs of rows summed in f64 by blocks of their own into
-  /// `partials`, then added in order (TallGramKernels.h).
+  /// `partials`, then added in order (kernels/TallGram.cu).
   template <typename T>
   void tallGram(int64_t batch, int64_t rows, int64_t n, const T* x, double* partials, T* c,
                 cudaStream_t stream) const;
@@ -142,7 +146,7 @@ public:
   static bool fitsLuSolve(int64_t n) { return n > 0 && n <= kTinyLuMaxN; }
   /// x = A^-1 B for the `batch` row-major general n x n matrices `a` and n x cols
   /// right-hand sides `b` (a null `b`: the identity, cols = n, x = A^-1), by LU with
-  /// getrf's partial pivoting, a thread per column (TinyLuKernels.h). info[b] is
+  /// getrf's partial pivoting, a thread per column (kernels/TinyLu.cu). info[b] is
   /// getrf's: 0, or 1 + the first step whose pivot is zero; that item's x is then
   /// not finite.
   template <typename T>

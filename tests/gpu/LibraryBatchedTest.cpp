@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "LibraryTestUtil.h"
 
-#include "runtime/cuda/TinyLuKernels.h"
+#include "runtime/cuda/SmallBatched.h"
 
 #include <cstdio>
 

@@ -1,20 +1,18 @@
-//===- runtime/cuda/SpdSolveKernels.cpp - Fused small SPD solve kernels ===//
+//===- runtime/cuda/kernels/SpdSolve.cu - Fused small SPD solves ----------===//
 //
 // The kernels behind SmallBatched::choleskySolve(): A X = B for a batch of small
 // SPD matrices A in one launch, A read once (or formed from its Gram factor X
 // inside the kernel), X written once, and A, L and the intermediate solutions
 // never stored. warpCholeskySolve takes n <= 32, a matrix per warp (or per 4, 8
 // or 16 lanes); blockCholeskySolve takes n <= 128, a matrix per block of 256
-// threads. Their source is appended to SmallBatched's module: it uses that
-// module's i64, Slot and stage().
+// threads. The host mirrors their shared-memory layouts in SmallBatched.cpp.
+// Part of SmallBatched's module.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/SpdSolveKernels.h"
+#include "Common.cuh"
+#include "Dmma.cuh"
+#include "Slots.cuh"
 
-namespace graphc::cuda {
-
-const char* spdSolveKernelsSource() {
-  return R"(
 // The shared memory of one matrix of warpCholeskySolve<T, N, Chunk>, in T: A and
 // later L (N rows of stride N + 1), two columns that broadcast a step's column of
 // the factorization, and a chunk of X (Chunk rows of stride N + 16 / sizeof(T), so
@@ -24,14 +22,6 @@ template <typename T, int N> struct WarpLayout {
                        chunkLd = N + 16 / sizeof(T);
   __device__ static constexpr int size(int chunkRows) { return chunk + chunkRows * chunkLd; }
 };
-
-// D += A B for the 8 x 8 tile D of a warp on the f64 tensor cores: lane l holds
-// A(l / 4, l % 4), B(l % 4, l / 4) and D(l / 4, 2 (l % 4) + {0, 1}).
-__device__ void dmma(double& d0, double& d1, double a, double b) {
-  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-               : "+d"(d0), "+d"(d1)
-               : "d"(a), "d"(b));
-}
 
 // X X' (or X'X: form 2) of the n x depth matrix at src into m (rows of stride
 // N + 1), scaled and shifted, as warpCholeskySolve forms A: X is staged through
@@ -75,7 +65,8 @@ __device__ void shiftedGram(T* m, T* buf, const T* src, int n, int depth, int fo
     if constexpr (tensor) {
 #pragma unroll
       for (int q = 0; q < Chunk; q += 4) {
-        T f[4]; // X(8 b + lane / 4, q + lane % 4): A's fragment for row block b, B's for column block b
+        T f[4]; // X(8 b + lane / 4, q + lane % 4): A's fragment for row block b, B's for column
+                // block b
 #pragma unroll
         for (int b = 0; b < 4; ++b)
           f[b] = buf[(q + lane % 4) * cld + 8 * b + lane / 4];
@@ -223,7 +214,6 @@ __global__ void __launch_bounds__(128)
     info[item] = failed;
 }
 
-
 // The shared memory of blockCholeskySolve<T, N, Chunk>, in T: the columns of the
 // factorization, packed (column j holds rows j..N-1 of the j-th Schur
 // complement's first column, (j, j) at column(j)), then the reciprocal pivots.
@@ -247,14 +237,20 @@ __device__ __forceinline__ void forEachChunk(T* buf, const T* src, int n, int de
                                              int tid, Place place, Multiply multiply) {
   constexpr int per = N * Chunk / 256;
   T v[per];
-  auto row = [&](int u) { const int t = tid + u * 256; return form == 2 ? t % N : t / Chunk; };
-  auto col = [&](int u) { const int t = tid + u * 256; return form == 2 ? t / N : t % Chunk; };
+  auto row = [&](int u) {
+    const int t = tid + u * 256;
+    return form == 2 ? t % N : t / Chunk;
+  };
+  auto col = [&](int u) {
+    const int t = tid + u * 256;
+    return form == 2 ? t / N : t % Chunk;
+  };
   auto fetch = [&](int c0) {
 #pragma unroll
     for (int u = 0; u < per; ++u) {
       const int i = row(u), q = c0 + col(u);
-      v[u] = i < n && q < depth ? (form == 2 ? src[(i64)q * n + i] : src[(i64)i * depth + q])
-                                : T(0);
+      v[u] =
+          i < n && q < depth ? (form == 2 ? src[(i64)q * n + i] : src[(i64)i * depth + q]) : T(0);
     }
   };
   fetch(0);
@@ -274,8 +270,8 @@ __device__ __forceinline__ void forEachChunk(T* buf, const T* src, int n, int de
 // acc += X X' (or X'X: form 2) for the elements (tr + 16 bi, tc + 16 bj), bi >=
 // bj, of thread tid = 16 tr + tc, with FMAs over chunks staged transposed in buf.
 template <typename T, int N, int Chunk>
-__device__ __forceinline__ void blockGram(T (&acc)[N / 16][N / 16], T* buf, const T* src,
-                                          int n, int depth, int form, int tid) {
+__device__ __forceinline__ void blockGram(T (&acc)[N / 16][N / 16], T* buf, const T* src, int n,
+                                          int depth, int form, int tid) {
   constexpr int R = N / 16, ld = BlockLayout<T, N>::chunkLd;
   const int tr = tid / 16, tc = tid % 16;
   forEachChunk<T, N, Chunk>(
@@ -304,8 +300,8 @@ __device__ __forceinline__ void blockGram(T (&acc)[N / 16][N / 16], T* buf, cons
 // at k-step p (X(8 b + l / 4, 4 p + l % 4) in lane l) at s[(p NB + b) 32 + l].
 // Warp w multiplies the tiles of row blocks w and NB - 1 - w: NB + 1 tiles each.
 template <int N, int Chunk>
-__device__ __forceinline__ void tensorGram(double* s, const double* src, int n, int depth,
-                                           int form, int tid) {
+__device__ __forceinline__ void tensorGram(double* s, const double* src, int n, int depth, int form,
+                                           int tid) {
   constexpr int NB = N / 8;
   static_assert(NB == 2 * 8, "two row blocks a warp");
   const int warp = tid / 32, lane = tid % 32, b1 = warp, b2 = NB - 1 - warp;
@@ -484,7 +480,3 @@ __global__ void __launch_bounds__(256, 2)
   if (tid == 0)
     info[item] = 0;
 }
-)";
-}
-
-} // namespace graphc::cuda

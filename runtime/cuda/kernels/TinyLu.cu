@@ -1,27 +1,22 @@
-//===- runtime/cuda/TinyLuKernels.cpp - Solves of tiny general matrices ===//
+//===- runtime/cuda/kernels/TinyLu.cu - Solves of tiny general matrices ---===//
 //
-// tinyLuSolve<T, N> solves A x = b for one right-hand side column per thread: the
-// thread loads its item's N x N matrix A (row-major) into registers, factors it
-// as getrf does (partial pivoting on the first largest |a(i,k)|, no scaling by a
-// zero pivot), applies the same steps to its column of B and substitutes back.
-// The threads of one item's columns each repeat the factorization: at N <= 8 it
-// costs less than sharing it would. Pivot rows are swapped by predicated
-// selects, so that the arrays stay in registers. Column 0's thread writes the
-// item's info word: getrf's, 0 or 1 + the first step with a zero pivot. A null B
-// is the identity (cols = N): X is then A^-1.
-//
-// The source is appended to SmallBatched's module: it uses that module's i64.
+// tinyLuSolve<T, N> (SmallBatched::luSolve()) solves A x = b for one right-hand
+// side column per thread: the thread loads its item's N x N matrix A (row-major)
+// into registers, factors it as getrf does (partial pivoting on the first largest
+// |a(i,k)|, no scaling by a zero pivot), applies the same steps to its column of B
+// and substitutes back. The threads of one item's columns each repeat the
+// factorization: at N <= 8 it costs less than sharing it would. Pivot rows are
+// swapped by predicated selects, so that the arrays stay in registers. Column 0's
+// thread writes the item's info word: getrf's, 0 or 1 + the first step with a zero
+// pivot. A null B is the identity (cols = N): X is then A^-1. Part of
+// SmallBatched's module.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/TinyLuKernels.h"
+#include "Common.cuh"
 
-namespace graphc::cuda {
-
-const char* tinyLuKernelsSource() {
-  return R"(
 template <typename T, int N>
-__global__ void tinyLuSolve(i64 batch, i64 cols, const T* __restrict__ a,
-                            const T* __restrict__ b, T* __restrict__ x, int* __restrict__ info) {
+__global__ void tinyLuSolve(i64 batch, i64 cols, const T* __restrict__ a, const T* __restrict__ b,
+                            T* __restrict__ x, int* __restrict__ info) {
   i64 t = blockIdx.x * (i64)blockDim.x + threadIdx.x;
   if (t >= batch * cols)
     return;
@@ -87,7 +82,3 @@ __global__ void tinyLuSolve(i64 batch, i64 cols, const T* __restrict__ a,
   if (c == 0)
     info[item] = zeroPivot;
 }
-)";
-}
-
-} // namespace graphc::cuda

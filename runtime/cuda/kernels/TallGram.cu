@@ -1,30 +1,26 @@
-//===- runtime/cuda/TallGramKernels.cpp - X'X of tall, narrow matrices ===//
+//===- runtime/cuda/kernels/TallGram.cu - X'X of tall, narrow matrices ----===//
 //
+// C = X'X (SmallBatched::tallGram()) for row-major X of many rows and at most 32
+// columns, where cuBLAS's syrk and gemm leave most of the GPU idle.
 // tallGram<T, N> (n <= N columns, N = 8, 16 or 32; blocks of 256 threads): block
 // (b, item) sums the products of the rows [b chunk, (b + 1) chunk) of its item's X.
-// The rows are staged in (dynamic) shared memory 1024 / N at a time (coalesced: they are
-// contiguous), the columns past n zero. A group of (N / 4)^2 threads holds the whole
-// N x N sum, a 4 x 4 tile a thread in f64 registers, and takes every groups-th row
-// of the stage: eight shared loads feed sixteen FMAs. At the end the groups' sums
-// are added in shared memory, in order, and the block's partial is written.
-// tallGramSum<T, N> adds an item's partials into C, a warp an entry: lane l adds
-// the partials l, l + 32, ... and the lanes combine in a butterfly. Both triangles
-// are written: C(i,j) and C(j,i) add the same products in the same order, so C is
-// exactly symmetric. Results do not depend on timing: every sum has a fixed order.
-//
-// The source is appended to SmallBatched's module: it uses that module's i64.
+// The rows are staged in (dynamic) shared memory 1024 / N at a time (coalesced: they
+// are contiguous), the columns past n zero. A group of (N / 4)^2 threads holds the
+// whole N x N sum, a 4 x 4 tile a thread in f64 registers, and takes every
+// groups-th row of the stage: eight shared loads feed sixteen FMAs. At the end the
+// groups' sums are added in shared memory, in order, and the block's partial is
+// written. tallGramSum<T, N> adds an item's partials into C, a warp an entry: lane
+// l adds the partials l, l + 32, ... and the lanes combine in a butterfly. Both
+// triangles are written: C(i,j) and C(j,i) add the same products in the same
+// order, so C is exactly symmetric. Results do not depend on timing: every sum has
+// a fixed order. Part of SmallBatched's module.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/TallGramKernels.h"
+#include "Common.cuh"
 
-namespace graphc::cuda {
-
-const char* tallGramKernelsSource() {
-  return R"(
 template <typename T, int N>
-__global__ void __launch_bounds__(256) tallGram(i64 rows, int n, i64 chunk,
-                                                const T* __restrict__ x,
-                                                double* __restrict__ partials) {
+__global__ void __launch_bounds__(256)
+    tallGram(i64 rows, int n, i64 chunk, const T* __restrict__ x, double* __restrict__ partials) {
   constexpr int R = 1024 / N, side = N / 4, groupSize = side * side, groups = 256 / groupSize;
   extern __shared__ double shared[]; // tallGramSharedBytes: the groups' sums, then the tile
   double(*sum)[N * N] = reinterpret_cast<double(*)[N * N]>(shared);
@@ -89,7 +85,3 @@ __global__ void tallGramSum(i64 batch, int n, int blocks, const double* __restri
       c[t] = (T)s;
   }
 }
-)";
-}
-
-} // namespace graphc::cuda

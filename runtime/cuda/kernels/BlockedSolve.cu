@@ -1,0 +1,214 @@
+//===- runtime/cuda/kernels/BlockedSolve.cu - Kernels of large triangular solves -===//
+//
+// The kernel inverting the diagonal blocks of a large triangle and the one solving
+// for a single vector (runtime/cuda/BlockedSolve.h), launched by
+// SmallBatched::invertTriangles() and SmallBatched::solveVector(). Part of
+// SmallBatched's module.
+//
+//===----------------------------------------------------------------------===//
+#include "Common.cuh"
+#include "Dmma.cuh"
+
+// Shared layout of invertTriangles: Y (nb rows of the 32 columns being formed, row i
+// at Y + YS i) and P (32 rows of the panel of L, row i at P + (nb + 4) i). Strides of
+// 4 mod 16 doubles keep the f64 tensor-core fragment loads free of bank conflicts.
+constexpr int YS = 36;
+
+// Y(r0 + i, c) = (r0 + i == c0 + c) - sum_k P(i, k) Y(c0 + k, c) over k < K - 32,
+// i, c < 32: the right-hand side of a chunk's solve. f32: thread (warp w, lane c)
+// forms rows w + 8u of column c with FMAs.
+__device__ void formChunk(float* Y, const float* P, int pld, int c0, int r0, int K) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float acc[4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u)
+    acc[u] = float(r0 + warp + 8 * u == c0 + lane);
+#pragma unroll 8
+  for (int k = 0; k < K - 32; ++k) {
+    const float y = Y[(c0 + k) * YS + lane];
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      acc[u] -= P[(warp + 8 * u) * pld + k] * y;
+  }
+#pragma unroll
+  for (int u = 0; u < 4; ++u)
+    Y[(r0 + warp + 8 * u) * YS + lane] = acc[u];
+}
+// f64 on the tensor cores (dmma): warp w forms rows 8 (w % 4).. and
+// columns 16 (w / 4).., two 8 x 8 tiles, lane l holding row l / 4, columns 2 (l % 4)
+// + {0, 1} of each.
+__device__ void formChunk(double* Y, const double* P, int pld, int c0, int r0, int K) {
+  const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+  const int row = 8 * (w % 4) + l / 4, col = 16 * (w / 4) + 2 * (l % 4);
+  double d[2][2];
+#pragma unroll
+  for (int t = 0; t < 2; ++t)
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+      d[t][e] = double(r0 + row == c0 + col + 8 * t + e);
+  const double* a = P + row * pld + l % 4;
+  const double* b = Y + (c0 + l % 4) * YS + 16 * (w / 4) + l / 4;
+#pragma unroll 4
+  for (int k = 0; k < K - 32; k += 4) {
+    const double av = a[k], b0 = -b[k * YS], b1 = -b[k * YS + 8];
+    dmma(d[0][0], d[0][1], av, b0);
+    dmma(d[1][0], d[1][1], av, b1);
+  }
+#pragma unroll
+  for (int t = 0; t < 2; ++t)
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+      Y[(r0 + row) * YS + col + 8 * t + e] = d[t][e];
+}
+
+// The inverses of the s x s diagonal blocks of the n x n column-major triangle t
+// (leading dimension ld; block b starts at row and column b nb, s = min(nb, n - b
+// nb)), each written column-major with leading dimension nb at inv + b nb nb, zeros
+// in the other triangle. An upper triangle is inverted as the lower triangle U'
+// (inv(U) = inv(U')'), read and written through swapped strides.
+//
+// Block (chunk, b) of 256 threads forms the 32 columns c0.. of block b's inverse Y
+// by forward substitution on L Y = I, 32 rows r0.. at a time: it stages the
+// panel L(r0.., c0..r0+31) in shared memory, forms S = I - L(r0.., c0..r0) Y(c0..r0, .)
+// (formChunk), then solves L(r0.., r0..) Y(r0.., .) = S a warp per 4 columns, a
+// lane per row. Y's rows above c0 are zero.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    invertTriangles(int n, int nb, const T* t, i64 ld, int upper, int unit, T* inv) {
+  extern __shared__ unsigned char raw[];
+  T* Y = reinterpret_cast<T*>(raw);
+  T* P = Y + nb * YS; // L(r0 + i, c0 + k) at P[i * pld + k]
+  const int pld = nb + 4, b = blockIdx.y, c0 = blockIdx.x * 32, tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32, s = min(nb, n - b * nb);
+  if (c0 >= s)
+    return;
+  const T* L = t + (i64)b * nb * (ld + 1);
+  T* out = inv + (i64)b * nb * nb;
+  const i64 si = upper ? ld : 1, sk = upper ? 1 : ld; // L(i, k) = L[i si + k sk]
+  auto at = [&](int i, int c) { return upper ? c + (i64)i * nb : i + (i64)c * nb; };
+  for (int e = tid; e < c0 * 32; e += 256) {
+    int i = upper ? e / 32 : e % c0, c = c0 + (upper ? e % 32 : e / c0);
+    if (c < s)
+      out[at(i, c)] = T(0);
+  }
+  for (int r0 = c0; r0 < s; r0 += 32) {
+    const int K = r0 - c0 + 32;
+    // Coalesced along columns of L (rows of U); padding rows past s are identity rows.
+    for (int e = tid; e < 32 * K; e += 256) {
+      int i = upper ? e / K : e % 32, k = upper ? e % K : e / 32;
+      P[i * pld + k] = r0 + i < s ? L[(r0 + i) * si + (c0 + k) * sk] : T(i == k - K + 32);
+    }
+    __syncthreads();
+    formChunk(Y, P, pld, c0, r0, K);
+    __syncthreads();
+    // Four independent columns per warp hide the shuffles' latency.
+    T v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      v[u] = Y[(r0 + lane) * YS + warp + 8 * u];
+    const T* row = P + lane * pld + K - 32;
+    const T rinv = unit ? T(1) : T(1) / row[lane];
+#pragma unroll 8
+    for (int k = 0; k < 32; ++k) {
+      const T l = row[k];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        T yk = __shfl_sync(0xffffffff, v[u] * rinv, k);
+        v[u] = lane == k ? yk : lane > k ? v[u] - l * yk : v[u];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      Y[(r0 + lane) * YS + warp + 8 * u] = v[u];
+    __syncthreads();
+    for (int e = tid; e < 32 * 32; e += 256) {
+      int i = r0 + (upper ? e / 32 : e % 32), c = upper ? e % 32 : e / 32;
+      if (i < s && c0 + c < s)
+        out[at(i, c0 + c)] = Y[i * YS + c];
+    }
+  }
+}
+// One vector: op(A) y = b, A row-major n x n read transposed with `trans`. With
+// `opLower` op(A) is lower triangular; otherwise the system is solved with its rows
+// and columns reversed, which makes it lower. y holds b on entry. One block of 256
+// threads per 64 rows, in order: block k inverts its diagonal tile while it waits,
+// takes the finished blocks' parts of y as `done` counts them, and publishes its
+// own. Blocks start in order, so every block waited for has started.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    solveVector(i64 n, const T* a, i64 aStride, int opLower, int trans, int unit, T* y, i64 yStride,
+                int* done) {
+  constexpr int B = 64; // rows per block; the launch passes the shared bytes below
+  // The diagonal tile below m's diagonal, its diagonal in dg, and its inverse W
+  // transposed on and above m's diagonal: W(i, c) at m[c][i].
+  extern __shared__ __align__(16) unsigned char smem[];
+  T(*m)[B + 1] = reinterpret_cast<T(*)[B + 1]>(smem);
+  T* dg = reinterpret_cast<T*>(m + B);
+  T(*part)[B] = reinterpret_cast<T(*)[B]>(dg + B);
+  T* ys = dg + 5 * B;
+  const int tid = threadIdx.x, r = tid % B, g = tid / B;
+  a += blockIdx.y * aStride;
+  y += blockIdx.y * yStride;
+  done += blockIdx.y;
+  const i64 r0 = (i64)blockIdx.x * B;
+  const int rows = (int)min((i64)B, n - r0);
+  auto p = [&](i64 i) { return opLower ? i : n - 1 - i; };
+  auto at = [&](i64 i, i64 j) {
+    i64 pi = p(i), pj = p(j);
+    return trans ? a[pj * n + pi] : a[pi * n + pj];
+  };
+  for (int e = tid; e < B * B; e += 256) {
+    int i = e / B, j = e % B;
+    m[i][j] = i > j && i < rows ? at(r0 + i, r0 + j) : T(0);
+  }
+  if (tid < B)
+    dg[tid] = tid >= rows || unit ? T(1) : at(r0 + tid, r0 + tid);
+  const T b = tid < rows ? y[p(r0 + tid)] : T(0); // this block's b, read before any wait
+  __syncthreads();
+  if (tid < rows) { // column c of W: row i needs W(k, c) for c <= k < i
+    const int c = tid;
+    m[c][c] = T(1) / dg[c];
+    for (int i = c + 1; i < rows; ++i) {
+      T s = T(0);
+      for (int k = c; k < i; ++k)
+        s += m[i][k] * m[c][k];
+      m[c][i] = -s / dg[i];
+    }
+  }
+  T acc = T(0); // row r's sum over columns g*16.. of the finished blocks
+  for (int jb = 0; jb < blockIdx.x; ++jb) {
+    T l[16];
+#pragma unroll
+    for (int u = 0; u < 16; ++u)
+      l[u] = r < rows ? at(r0 + r, (i64)jb * B + g * 16 + u) : T(0);
+    if (tid == 0)
+      while (*(volatile int*)done <= jb) {
+      }
+    __syncthreads();
+    if (tid < B)
+      ys[tid] = __ldcg(y + p((i64)jb * B + tid)); // past L1: written by another block
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < 16; ++u)
+      acc += l[u] * ys[g * 16 + u];
+  }
+  part[g][r] = acc;
+  __syncthreads();
+  if (tid < B)
+    ys[tid] = b - part[0][tid] - part[1][tid] - part[2][tid] - part[3][tid];
+  __syncthreads();
+  T v = T(0);
+#pragma unroll
+  for (int u = 0; u < 16; ++u) {
+    int k = g * 16 + u;
+    v += (k <= r ? m[k][r] : T(0)) * ys[k];
+  }
+  part[g][r] = v;
+  __syncthreads();
+  if (tid < rows)
+    y[p(r0 + tid)] = part[0][tid] + part[1][tid] + part[2][tid] + part[3][tid];
+  __threadfence();
+  __syncthreads();
+  if (tid == 0)
+    atomicExch(done, blockIdx.x + 1);
+}

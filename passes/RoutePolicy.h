@@ -96,7 +96,7 @@ struct RoutePolicy {
   /// 0.17 / 0.25, 512 x 32 x 32 0.12 / 0.36, 64 x 128 x 128 0.55 / 9.19.
   int64_t qrBatchedTinyMaxN = 16;
 
-  // --- library steps (runtime/cuda/Library.cpp) ---
+  // --- library steps (runtime/cuda/LibraryCall.h) ---
   /// Batched Cholesky up to this order takes SmallBatched's kernel, left-side
   /// triangular solves up to smallSolveMaxN with at most smallSolveMaxCols
   /// right-hand sides too: faster than potrfBatched and trsmBatched at every batch

@@ -81,7 +81,7 @@ template <typename T> __global__ void fill(i64 count, double value, T* a) {
   FOR_EACH(t, count) a[t] = T(value);
 }
 
-// out = in converted (f32 library calls that run in f64, Library.cpp).
+// out = in converted (f32 library calls that run in f64, runWidened in Library.cpp).
 template <typename From, typename To> __global__ void convert(i64 count, const From* in, To* out) {
   FOR_EACH(t, count) out[t] = To(in[t]);
 }

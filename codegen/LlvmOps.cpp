@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/LlvmOps.h"
 
+#include "codegen/LlvmMath.h"
+
 #include "ir/OpCases.h"
 #include "support/Error.h"
 
@@ -150,11 +152,11 @@ llvm::Value* floatRemainder(OpSite& s, DType t, llvm::Value* a, llvm::Value* d) 
 
 /// sigmoid without exponentiating a large positive number: 1 / (1 + exp(-v)) for
 /// v >= 0, else exp(v) / (1 + exp(v)).
-llvm::Value* sigmoid(OpSite& s, DType t, llvm::Value* v) {
+llvm::Value* sigmoid(OpSite& s, llvm::Value* v) {
   llvm::IRBuilder<>& b = s.b;
   llvm::Value* one = llvm::ConstantFP::get(v->getType(), 1.0);
   llvm::Value* positive = b.CreateFCmpOGE(v, llvm::ConstantFP::get(v->getType(), 0.0));
-  llvm::Value* e = libm(s, "exp", t, {b.CreateSelect(positive, b.CreateFNeg(v), v)});
+  llvm::Value* e = emitExp(b, b.CreateSelect(positive, b.CreateFNeg(v), v));
   llvm::Value* denominator = b.CreateFAdd(one, e);
   return b.CreateSelect(positive, b.CreateFDiv(one, denominator), b.CreateFDiv(e, denominator));
 }
@@ -175,6 +177,11 @@ llvm::Value* emitOp(OpSite& s, Op op, DType t, DType result, llvm::ArrayRef<llvm
   auto math = [&](const char* fn) {
     needFloat();
     return libm(s, fn, t, args);
+  };
+  // Inline, vectorizable forms (codegen/LlvmMath.h).
+  auto inlineMath = [&](llvm::Value* (*fn)(llvm::IRBuilder<>&, llvm::Value*)) {
+    needFloat();
+    return fn(b, a);
   };
   // 0 - v, as the interpreter negates (neg 0.0 is +0.0).
   auto neg = [&](llvm::Value* v) { return isFloat ? b.CreateFSub(zero, v) : b.CreateSub(zero, v); };
@@ -207,13 +214,13 @@ llvm::Value* emitOp(OpSite& s, Op op, DType t, DType result, llvm::ArrayRef<llvm
   case Op::Relu: // NaN stays NaN
     return b.CreateSelect(less(a, zero), zero, a);
   case Op::Exp:
-    return math("exp");
+    return inlineMath(emitExp);
   case Op::Log:
-    return math("log");
+    return inlineMath(emitLog);
   case Op::Log1p:
-    return math("log1p");
+    return inlineMath(emitLog1p);
   case Op::Expm1:
-    return math("expm1");
+    return inlineMath(emitExpm1);
   case Op::Sqrt:
     needFloat();
     return intrinsic(s, llvm::Intrinsic::sqrt, a);
@@ -229,10 +236,10 @@ llvm::Value* emitOp(OpSite& s, Op op, DType t, DType result, llvm::ArrayRef<llvm
   case Op::Cos:
     return math("cos");
   case Op::Tanh:
-    return math("tanh");
+    return inlineMath(emitTanh);
   case Op::Sigmoid:
     needFloat();
-    return sigmoid(s, t, a);
+    return sigmoid(s, a);
   case Op::Erf:
     return math("erf");
   case Op::Floor:

@@ -3,8 +3,9 @@
 // Internal to codegen/Llvm.cpp: the IR of one elementwise op at one point, the
 // host counterpart of codegen/Cuda.cpp's Emitter::compute and of
 // runtime/cpu/Elementwise.cpp. Values in registers have the IR type of their dtype
-// (irType: i1 for bool); transcendental functions call the C library (expf, exp,
-// ...), which the JIT resolves in the process.
+// (irType: i1 for bool); exp, log, expm1, log1p, tanh and sigmoid are inline
+// (codegen/LlvmMath.h), the other transcendental functions call the C library
+// (sinf, sin, ...), which the JIT resolves in the process.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

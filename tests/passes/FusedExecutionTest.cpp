@@ -8,7 +8,8 @@
 // every fusion and lowering golden case and random graphs; and where one fails the
 // other must fail with the same message. Compiled (the default), kernels agree
 // exactly too, but for floating-point sums, means, variances and products, which
-// they reassociate (runtime/cpu/CompiledKernel.h): there, within a few roundings
+// they reassociate (runtime/cpu/CompiledKernel.h), and exp, log, expm1, log1p,
+// tanh and sigmoid (their own code): there, within a few roundings
 // (and a comparison, cast or arg-reduction of such a value may flip).
 //
 //===----------------------------------------------------------------------===//
@@ -87,13 +88,16 @@ std::pair<std::vector<Array>, std::string> runFused(const ir::Graph& g,
   return out;
 }
 
-/// Does `g` hold a floating-point reduction that compiled kernels reassociate, and
-/// an op whose result can jump where its operand moves by a rounding?
+/// Does `g` hold a floating-point reduction that compiled kernels reassociate (or an
+/// exp, log, tanh, ... they compute with their own code, codegen/LlvmMath.h), and an
+/// op whose result can jump where its operand moves by a rounding?
 std::pair<bool, bool> reassociates(const ir::Graph& g) {
   bool sums = false, jumps = false;
   for (const ir::Node* n : g.nodes()) {
     ir::Op op = n->op();
-    if ((op == ir::Op::Sum || op == ir::Op::Mean || op == ir::Op::Var || op == ir::Op::Prod) &&
+    if ((op == ir::Op::Sum || op == ir::Op::Mean || op == ir::Op::Var || op == ir::Op::Prod ||
+         op == ir::Op::Exp || op == ir::Op::Log || op == ir::Op::Expm1 || op == ir::Op::Log1p ||
+         op == ir::Op::Tanh || op == ir::Op::Sigmoid) &&
         ir::isFloat(n->type().dtype))
       sums = true;
     if (n->kind() == ir::OpKind::Compare || op == ir::Op::Argmax || op == ir::Op::Argmin ||

@@ -38,10 +38,13 @@ std::vector<Array> runOp(ir::Op op, const std::vector<Array>& operands, const ir
   }
   std::vector<Array> reference = unfused->run(operands);
   // Exactly, but for floating-point sums and products, which compiled kernels
-  // accumulate in double in another order (runtime/cpu/CompiledKernel.h): a few
-  // roundings of the result type.
+  // accumulate in double in another order (runtime/cpu/CompiledKernel.h), and exp,
+  // log, expm1, log1p, tanh and sigmoid, which they compute with their own code
+  // (codegen/LlvmMath.h), not the C library's: a few roundings of the result type.
   bool reassociated =
-      (op == ir::Op::Sum || op == ir::Op::Mean || op == ir::Op::Var || op == ir::Op::Prod) &&
+      (op == ir::Op::Sum || op == ir::Op::Mean || op == ir::Op::Var || op == ir::Op::Prod ||
+       op == ir::Op::Exp || op == ir::Op::Log || op == ir::Op::Expm1 || op == ir::Op::Log1p ||
+       op == ir::Op::Tanh || op == ir::Op::Sigmoid) &&
       ir::isFloat(resultTypes.empty() ? operands[0].dtype() : resultTypes[0].dtype);
   for (size_t i = 0; i < out.size(); ++i) {
     double ulp = out[i].dtype() == DType::F32 ? 0x1p-23 : 0x1p-52;

@@ -23,6 +23,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 
@@ -114,6 +116,11 @@ private:
   std::vector<int> reductions(const Sweep& s) const;
   llvm::Value* accumulate(int r, const Values& acc, llvm::Value* x, llvm::Value* pos,
                           llvm::Value* mean, Values& out);
+  /// The innermost (reduced) loop of a row with max, min, argmax or argmin in
+  /// vectorizable form; returns the accumulators as nest's register loop does.
+  Values extremeRow(const Sweep& s, const Values& idx, llvm::Value* from, llvm::Value* to,
+                    const std::vector<int>& rs, const Values& init);
+  bool vectorExtreme(int r) const;
   llvm::Value* finishReduction(int r, const Values& idx);
   void means(const Sweep& s, const Values& idx);
   void fail(int inst, llvm::Value* cond);
@@ -349,6 +356,160 @@ llvm::Value* Gen::accumulate(int r, const Values& acc, llvm::Value* x, llvm::Val
   return nullptr;
 }
 
+bool Gen::vectorExtreme(int r) const {
+  const Inst& inst = k_.insts[r];
+  return isExtreme(inst.node->op()) && k_.insts[inst.args[0]].dtype != DType::Bool;
+}
+
+/// LLVM 14's vectorizer takes neither a (value, position) recurrence nor a float
+/// max that must keep NaN. So: the first loop finds the extreme as a plain
+/// maxnum/minnum reduction over the values with NaN taken out (exact: no NaN goes
+/// in, and a zero's sign does not matter to the comparison) and, apart, whether
+/// there was a NaN; the second, for argmax and argmin, the first position holding
+/// it (a min reduction over positions). max and min keep the first point's
+/// position (any point seen will do: only the value is read). The result then
+/// joins the accumulator as a single point would, so earlier points win ties.
+Values Gen::extremeRow(const Sweep& s, const Values& idx, llvm::Value* from, llvm::Value* to,
+                       const std::vector<int>& rs, const Values& init) {
+  auto argOf = [&](int r) { return k_.insts[r].args[0]; };
+  auto isMax = [&](int r) {
+    Op op = k_.insts[r].node->op();
+    return op == Op::Max || op == Op::Argmax;
+  };
+  auto dtypeOf = [&](int r) { return k_.insts[argOf(r)].dtype; };
+  auto identity = [&](int r) -> llvm::Value* {
+    DType t = dtypeOf(r);
+    llvm::Type* ty = irType(ctx_, t);
+    if (ir::isFloat(t))
+      return llvm::ConstantFP::getInfinity(ty, isMax(r));
+    unsigned w = ty->getIntegerBitWidth();
+    return b_.getInt(isMax(r) ? llvm::APInt::getSignedMinValue(w)
+                              : llvm::APInt::getSignedMaxValue(w));
+  };
+  Values initA;
+  for (size_t n = 0, c = 0; n < rs.size(); ++n) {
+    int r = rs[n];
+    size_t width = accumulators_[r]->position ? 2 : 1;
+    if (vectorExtreme(r)) {
+      initA.push_back(identity(r));
+      if (ir::isFloat(dtypeOf(r)))
+        initA.push_back(b_.getFalse());
+    } else {
+      initA.insert(initA.end(), init.begin() + c, init.begin() + c + width);
+    }
+    c += width;
+  }
+  llvm::FastMathFlags exact;
+  exact.setNoNaNs();
+  exact.setNoSignedZeros();
+  Values a = loop(from, to, initA, false, [&](llvm::Value* i, const Values& cur) {
+    Values at = idx;
+    at.push_back(i);
+    body(s, merged_, at);
+    Values next;
+    size_t c = 0;
+    for (int r : rs) {
+      llvm::Value* x = vals_[argOf(r)];
+      if (!vectorExtreme(r)) {
+        size_t width = accumulators_[r]->position ? 2 : 1;
+        Values out;
+        accumulate(r, Values(cur.begin() + c, cur.begin() + c + width), x, nullptr, nullptr, out);
+        next.insert(next.end(), out.begin(), out.end());
+        c += width;
+        continue;
+      }
+      if (!ir::isFloat(dtypeOf(r))) {
+        llvm::Value* beats = isMax(r) ? b_.CreateICmpSGT(x, cur[c]) : b_.CreateICmpSLT(x, cur[c]);
+        next.push_back(b_.CreateSelect(beats, x, cur[c]));
+        c += 1;
+        continue;
+      }
+      llvm::Value* nan = b_.CreateFCmpUNO(x, x);
+      llvm::Value* clean = b_.CreateSelect(nan, identity(r), x);
+      llvm::Value* m = b_.CreateBinaryIntrinsic(
+          isMax(r) ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, cur[c], clean);
+      llvm::cast<llvm::Instruction>(m)->setFastMathFlags(exact);
+      next.push_back(m);
+      next.push_back(b_.CreateOr(cur[c + 1], nan));
+      c += 2;
+    }
+    return next;
+  });
+  // The extremes: NaN where there was one.
+  std::vector<llvm::Value*> target(k_.insts.size(), nullptr), nanSeen = target;
+  bool positions = false;
+  for (size_t n = 0, c = 0; n < rs.size(); ++n) {
+    int r = rs[n];
+    if (!vectorExtreme(r)) {
+      c += accumulators_[r]->position ? 2 : 1;
+      continue;
+    }
+    target[r] = a[c];
+    if (ir::isFloat(dtypeOf(r))) {
+      nanSeen[r] = a[c + 1];
+      target[r] = b_.CreateSelect(a[c + 1], llvm::ConstantFP::getNaN(a[c]->getType()), a[c]);
+    }
+    c += ir::isFloat(dtypeOf(r)) ? 2 : 1;
+    Op op = k_.insts[r].node->op();
+    positions = positions || op == Op::Argmax || op == Op::Argmin;
+  }
+  llvm::Value* none = b_.getInt64(INT64_MAX);
+  Values firstAt;
+  if (positions) {
+    Values initB;
+    for (int r : rs)
+      if (vectorExtreme(r))
+        initB.push_back(none);
+    firstAt = loop(from, to, initB, false, [&](llvm::Value* i, const Values& cur) {
+      Values at = idx;
+      at.push_back(i);
+      body(s, merged_, at);
+      llvm::Value* pos = offset(kPosition, at);
+      Values next;
+      size_t c = 0;
+      for (int r : rs) {
+        if (!vectorExtreme(r))
+          continue;
+        llvm::Value* x = vals_[argOf(r)];
+        llvm::Value* match = ir::isFloat(dtypeOf(r))
+                                 ? b_.CreateSelect(nanSeen[r], b_.CreateFCmpUNO(x, x),
+                                                   b_.CreateFCmpOEQ(x, target[r]))
+                                 : b_.CreateICmpEQ(x, target[r]);
+        llvm::Value* candidate = b_.CreateSelect(match, pos, none);
+        next.push_back(b_.CreateSelect(b_.CreateICmpSLT(candidate, cur[c]), candidate, cur[c]));
+        ++c;
+      }
+      return next;
+    });
+  }
+  Values first = idx;
+  first.push_back(from);
+  llvm::Value* firstPos = offset(kPosition, first);
+  llvm::Value* seen = b_.CreateICmpSLT(from, to);
+  Values out;
+  for (size_t n = 0, c = 0, e = 0, p = 0; n < rs.size(); ++n) {
+    int r = rs[n];
+    size_t width = accumulators_[r]->position ? 2 : 1;
+    if (!vectorExtreme(r)) {
+      for (size_t j = 0; j < width; ++j)
+        out.push_back(a[e + j]);
+      e += width;
+      c += width;
+      continue;
+    }
+    e += ir::isFloat(dtypeOf(r)) ? 2 : 1;
+    Op op = k_.insts[r].node->op();
+    llvm::Value* pos = op == Op::Argmax || op == Op::Argmin ? firstAt[p] : firstPos;
+    p += 1;
+    Values old(init.begin() + c, init.begin() + c + 2), joined;
+    accumulate(r, old, target[r], pos, nullptr, joined);
+    out.push_back(b_.CreateSelect(seen, joined[0], old[0]));
+    out.push_back(b_.CreateSelect(seen, joined[1], old[1]));
+    c += 2;
+  }
+  return out;
+}
+
 /// Reduction `r`'s result at the current segment: its parts' accumulators combined
 /// in order, then finished (mean and var divide by the count).
 llvm::Value* Gen::finishReduction(int r, const Values& idx) {
@@ -496,80 +657,91 @@ void Gen::nest(const Sweep& s, const Merged& ms, size_t level, Values idx, int64
     }
   }
   bool parallel = !hasErrors && !registers;
-  Values final = loop(from, to, init, parallel, [&](llvm::Value* i, const Values& cur) {
-    Values at = idx;
-    at.push_back(i);
-    Values next;
-    if (s.kind == Sweep::Means) {
-      means(s, at);
-      return next;
-    }
-    body(s, ms, at);
-    if (s.kind == Sweep::Outputs || s.kind == Sweep::Finish) {
-      for (size_t i2 = 0; i2 < k_.insts.size(); ++i2) {
-        const Inst& inst = k_.insts[i2];
-        if (s.kind == Sweep::Outputs || inst.space != Space::Reduced || !s.needed[i2])
-          continue;
-        storeTyped(inst.dtype, vals_[i2],
-                   pointer(slots_.of(CpuSlots::Reduced, i2), memoryType(ctx_, inst.dtype)),
-                   offset(kDense, at));
-      }
-      if (s.kind == Sweep::Outputs)
-        for (size_t o = 0; o < k_.outputs.size(); ++o) {
-          const KernelOutput& out = k_.outputs[o];
-          if (out.space != Space::Domain)
-            continue;
-          DType t = k_.insts[out.inst].dtype;
-          storeTyped(t, vals_[out.inst], pointer(slots_.output(o), memoryType(ctx_, t)),
-                     offset(kDense, at));
-        }
-      return next;
-    }
-    // The segment is the same for the `rows` rows (their axis is reduced).
-    llvm::Value* off = registers ? segOffset : offset(kSegment, at);
-    bool positions = false;
-    for (int r : rs)
-      positions = positions || (accumulators_[r]->position && s.kind == Sweep::Accumulate);
-    std::vector<Values> accs;
-    std::vector<llvm::Value*> means;
-    size_t c = 0;
-    for (int r : rs) {
-      Values ps = accPointers(r);
-      std::vector<llvm::Type*> ts = types(r);
-      Values acc;
-      for (size_t j = 0; j < ps.size(); ++j)
-        acc.push_back(registers ? cur[c + j] : load(ts[j], ps[j], off));
-      accs.push_back(acc);
-      means.push_back(s.kind != Sweep::Deviations
-                          ? nullptr
-                          : load(b_.getDoubleTy(),
-                                 pointer(slots_.of(CpuSlots::Mean, r), b_.getDoubleTy()), off));
-      c += ps.size();
-    }
-    for (int64_t u = 0; u < rows; ++u) {
-      Values point = at;
-      if (u > 0) {
-        point[point.size() - 2] = b_.CreateAdd(at[at.size() - 2], b_.getInt64(u));
-        body(s, ms, point);
-      }
-      llvm::Value* pos = positions ? offset(kPosition, point) : nullptr;
-      for (size_t n = 0; n < rs.size(); ++n) {
-        Values out;
-        accumulate(rs[n], accs[n], vals_[k_.insts[rs[n]].args[0]], pos, means[n], out);
-        accs[n] = out;
-      }
-    }
-    for (size_t n = 0; n < rs.size(); ++n) {
-      Values ps = accPointers(rs[n]);
-      for (size_t j = 0; j < accs[n].size(); ++j) {
-        if (registers)
-          next.push_back(accs[n][j]);
-        else
-          store(accs[n][j], ps[j], off);
-      }
-    }
-    return next;
-  });
+  // A row (of at least kVectorRow points) with an extreme: two vectorizable loops.
+  constexpr int64_t kVectorRow = 16;
+  bool extremes = registers && s.kind == Sweep::Accumulate &&
+                  (level == 0 || ms.extents[level] >= kVectorRow) &&
+                  std::any_of(rs.begin(), rs.end(), [&](int r) { return vectorExtreme(r); });
+  Values final =
+      extremes
+          ? extremeRow(s, idx, from, to, rs, init)
+          : loop(from, to, init, parallel, [&](llvm::Value* i, const Values& cur) {
+              Values at = idx;
+              at.push_back(i);
+              Values next;
+              if (s.kind == Sweep::Means) {
+                means(s, at);
+                return next;
+              }
+              body(s, ms, at);
+              if (s.kind == Sweep::Outputs || s.kind == Sweep::Finish) {
+                for (size_t i2 = 0; i2 < k_.insts.size(); ++i2) {
+                  const Inst& inst = k_.insts[i2];
+                  if (s.kind == Sweep::Outputs || inst.space != Space::Reduced || !s.needed[i2])
+                    continue;
+                  storeTyped(
+                      inst.dtype, vals_[i2],
+                      pointer(slots_.of(CpuSlots::Reduced, i2), memoryType(ctx_, inst.dtype)),
+                      offset(kDense, at));
+                }
+                if (s.kind == Sweep::Outputs)
+                  for (size_t o = 0; o < k_.outputs.size(); ++o) {
+                    const KernelOutput& out = k_.outputs[o];
+                    if (out.space != Space::Domain)
+                      continue;
+                    DType t = k_.insts[out.inst].dtype;
+                    storeTyped(t, vals_[out.inst], pointer(slots_.output(o), memoryType(ctx_, t)),
+                               offset(kDense, at));
+                  }
+                return next;
+              }
+              // The segment is the same for the `rows` rows (their axis is reduced).
+              llvm::Value* off = registers ? segOffset : offset(kSegment, at);
+              bool positions = false;
+              for (int r : rs)
+                positions =
+                    positions || (accumulators_[r]->position && s.kind == Sweep::Accumulate);
+              std::vector<Values> accs;
+              std::vector<llvm::Value*> means;
+              size_t c = 0;
+              for (int r : rs) {
+                Values ps = accPointers(r);
+                std::vector<llvm::Type*> ts = types(r);
+                Values acc;
+                for (size_t j = 0; j < ps.size(); ++j)
+                  acc.push_back(registers ? cur[c + j] : load(ts[j], ps[j], off));
+                accs.push_back(acc);
+                means.push_back(s.kind != Sweep::Deviations
+                                    ? nullptr
+                                    : load(b_.getDoubleTy(),
+                                           pointer(slots_.of(CpuSlots::Mean, r), b_.getDoubleTy()),
+                                           off));
+                c += ps.size();
+              }
+              for (int64_t u = 0; u < rows; ++u) {
+                Values point = at;
+                if (u > 0) {
+                  point[point.size() - 2] = b_.CreateAdd(at[at.size() - 2], b_.getInt64(u));
+                  body(s, ms, point);
+                }
+                llvm::Value* pos = positions ? offset(kPosition, point) : nullptr;
+                for (size_t n = 0; n < rs.size(); ++n) {
+                  Values out;
+                  accumulate(rs[n], accs[n], vals_[k_.insts[rs[n]].args[0]], pos, means[n], out);
+                  accs[n] = out;
+                }
+              }
+              for (size_t n = 0; n < rs.size(); ++n) {
+                Values ps = accPointers(rs[n]);
+                for (size_t j = 0; j < accs[n].size(); ++j) {
+                  if (registers)
+                    next.push_back(accs[n][j]);
+                  else
+                    store(accs[n][j], ps[j], off);
+                }
+              }
+              return next;
+            });
   if (registers) {
     size_t c = 0;
     for (int r : rs) {

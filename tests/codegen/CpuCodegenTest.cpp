@@ -253,6 +253,62 @@ TEST(CpuCodegen, OutputsInPlace) {
   expectSameAsInterpreter(ln, "layernorm over its x", 6, 0);
 }
 
+/// `text`'s kernel compiled and interpreted on inputs drawn from a few values with
+/// many ties (+-0, +-inf, +-1, 2 and a NaN in 1 of 64 for floats): every output the
+/// same (NaN where NaN; a zero's sign aside).
+void expectSameOnTies(const std::string& text, const std::string& what) {
+  SCOPED_TRACE(what);
+  const Kernel& k = kernelOfText(text);
+  std::mt19937_64 rng(9);
+  const double values[] = {NAN, -0.0, 0.0, INFINITY, -INFINITY, 1, -1, 2};
+  std::vector<HostArray> inputs;
+  for (const ir::Value& v : k.inputs) {
+    HostArray a(v.type().dtype, v.type().numel());
+    for (int64_t i = 0; i < a.numel; ++i) {
+      double x = rng() % 64 == 0 ? NAN : values[1 + rng() % 7]; // most rows without NaN
+      if (v.type().dtype == ir::DType::F32)
+        static_cast<float*>(a.data())[i] = static_cast<float>(x);
+      else if (v.type().dtype == ir::DType::F64)
+        static_cast<double*>(a.data())[i] = x;
+      else // integers: the finite values' ranks
+        static_cast<int32_t*>(a.data())[i] = static_cast<int32_t>(rng() % 5) - 2;
+    }
+    inputs.push_back(std::move(a));
+  }
+  std::vector<HostArray> got = run(FusedKernel(k, KernelMode::Compile), inputs);
+  std::vector<HostArray> want = run(FusedKernel(k, KernelMode::Interpret), inputs);
+  for (size_t o = 0; o < want.size(); ++o)
+    for (int64_t i = 0, bad = 0; i < want[o].numel && bad < 5; ++i) {
+      double g = got[o].at(i), w = want[o].at(i);
+      if (!(g == w || (std::isnan(g) && std::isnan(w))) && ++bad)
+        ADD_FAILURE() << "output " << o << " element " << i << ": compiled " << g
+                      << ", interpreted " << w;
+    }
+}
+
+// Rows with max, min, argmax and argmin run as two vectorizable loops
+// (codegen/Llvm.cpp: extremeRow): ties, NaN, infinities and zeros as the interpreter
+// takes them, beside a sum in the same loop, over several reduced axes (the
+// accumulator carried across rows), over one long axis split into parts, and in i32.
+TEST(CpuCodegen, RowExtremesTakeTiesAndNanAsTheInterpreter) {
+  for (const char* t : {"f32", "f64", "i32"}) {
+    std::string sum = std::string(t) == "i32" ? "" : "  %s = sum %x {axes=[1]}\n";
+    expectSameOnTies(fmt::format("graph @e(%x: {0}[64,40]) {{\n  %a = argmax %x {{axes=[1]}}\n"
+                                 "  %m = max %x {{axes=[1]}}\n  %n = argmin %x {{axes=[1]}}\n"
+                                 "  %i = min %x {{axes=[1]}}\n{1}  return %a, %m, %n, %i{2}\n}}",
+                                 t, sum, sum.empty() ? "" : ", %s"),
+                     fmt::format("rows {}", t));
+    expectSameOnTies(fmt::format("graph @e(%x: {0}[6,5,33]) {{\n  %a = argmax %x {{axes=[0,2]}}\n"
+                                 "  %m = min %x {{axes=[0,2]}}\n  return %a, %m\n}}",
+                                 t),
+                     fmt::format("axes 0 and 2 {}", t));
+    expectSameOnTies(fmt::format("graph @e(%x: {0}[300000]) {{\n  %a = argmin %x {{axes=[0]}}\n"
+                                 "  %m = max %x {{axes=[0]}}\n  return %a, %m\n}}",
+                                 t),
+                     fmt::format("all {}", t));
+  }
+}
+
 TEST(CpuCodegen, IntegerErrorsAreTheInterpreters) {
   const Kernel& k =
       kernelOfText("graph @d(%a: i32[5000], %b: i32[5000]) {\n  %q = div %a, %b\n  return %q\n}");

@@ -2,14 +2,14 @@
 //
 // Every op works on row-major matrices in the last two axes and loops over the
 // leading (batch) axes, one BLAS/LAPACK call per batch item (batches of solve,
-// cholesky and triangular_solve items of order <= 64, which OpenBLAS runs on one
-// thread, split over the thread pool). Lapack<T> maps the float and double
-// routines to one name, so each op is written once. Matrices of order up to
-// small::kMaxSmallN (16) are factored and solved by the loops of
-// runtime/cpu/SmallLinalg.h instead, the batch split over the thread pool when it
-// is large: lu, inverse, det and logdet factor with them, and solve, cholesky,
-// left-side triangular_solve, matmul and syrk (all dimensions small) run entirely
-// on them.
+// cholesky, triangular_solve, matmul and syrk items of order <= 64 split over the
+// thread pool, OpenBLAS then held to one thread per call: SingleThreadedBlas).
+// Lapack<T> maps the float and double routines to one name, so each op is written
+// once. Matrices of order up to small::kMaxSmallN (16) are factored and solved by
+// the loops of runtime/cpu/SmallLinalg.h instead, the batch split over the thread
+// pool when it is large: lu, inverse, det and logdet factor with them, and solve,
+// cholesky, left-side triangular_solve, matmul and syrk (all dimensions small) run
+// entirely on them.
 //
 // LAPACK failures are errors naming the op and every failing batch item (counted
 // from 0); matrix positions follow LAPACK and count from 1:
@@ -37,6 +37,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -133,14 +134,18 @@ bool isSmall(int64_t n) {
 constexpr int64_t kParallelWork = int64_t{1} << 16;
 
 /// item(b) for every batch item, split over the thread pool when `work` (the whole
-/// batch's) pays for the threads (0: on this thread).
+/// batch's) pays for the threads (0: on this thread); split, each library call runs
+/// on its pool thread alone (SingleThreadedBlas).
 template <typename F> void forEachItem(int64_t batch, int64_t work, F&& item) {
   ThreadPool& pool = ThreadPool::global();
-  pool.parallelFor(batch, work >= kParallelWork ? pool.threads() : 1,
-                   [&](int64_t begin, int64_t end) {
-                     for (int64_t b = begin; b < end; ++b)
-                       item(b);
-                   });
+  int64_t parts = work >= kParallelWork ? std::min<int64_t>(pool.threads(), batch) : 1;
+  std::optional<SingleThreadedBlas> oneEach;
+  if (parts > 1)
+    oneEach.emplace();
+  pool.parallelFor(batch, parts, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b)
+      item(b);
+  });
 }
 
 /// forEachItem where item(b) returns LAPACK's info: the nonzero ones go to
@@ -162,6 +167,12 @@ constexpr int64_t kOneThreadLapackN = 64;
 /// when n <= kOneThreadLapackN, else 0 (on this thread; OpenBLAS has its threads).
 int64_t lapackWork(const Matrices& m) {
   return m.rows <= kOneThreadLapackN ? m.batch * m.rows * m.rows * m.rows : 0;
+}
+
+/// forEachItem's work for one BLAS product (m x k by k x n) per batch item: as
+/// lapackWork, items of every order up to kOneThreadLapackN split over the pool.
+int64_t blasWork(int64_t batch, int64_t m, int64_t n, int64_t k) {
+  return std::max({m, n, k}) <= kOneThreadLapackN && batch > 1 ? batch * m * n * k : 0;
 }
 
 /// "U(4,4) = 0": the zero pivot getrf's info names.
@@ -207,13 +218,14 @@ template <typename T> Array matmul(const Step& s, const Array& a, const Array& b
     });
     return c;
   }
-  Array c = Array::zeros(s.type().dtype, s.type().shape);
   if (mc.size() == 0 || k == 0)
-    return c;
-  for (int64_t i = 0; i < mc.batch; ++i)
+    return Array::zeros(s.type().dtype, s.type().shape);
+  Array c = Array::empty(s.type().dtype, s.type().shape); // beta = 0: C is not read
+  forEachItem(mc.batch, blasWork(mc.batch, mc.rows, mc.cols, k), [&](int64_t i) {
     Lapack<T>::gemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     mc.rows, mc.cols, k, T(1), ma.item<T>(a, i), ma.ld(), mb.item<T>(b, i), mb.ld(),
                     T(0), mc.item<T>(c, i), mc.ld());
+  });
   return c;
 }
 
@@ -232,17 +244,17 @@ template <typename T> Array syrk(const Step& s, const Array& x) {
     });
     return c;
   }
-  Array c = Array::zeros(s.type().dtype, s.type().shape);
   if (mc.size() == 0 || k == 0)
-    return c;
-  for (int64_t b = 0; b < mc.batch; ++b) {
+    return Array::zeros(s.type().dtype, s.type().shape);
+  Array c = Array::empty(s.type().dtype, s.type().shape); // beta = 0: C is not read
+  forEachItem(mc.batch, blasWork(mc.batch, n, n, k), [&](int64_t b) {
     T* pc = mc.item<T>(c, b);
     Lapack<T>::syrk(CblasRowMajor, CblasLower, trans ? CblasTrans : CblasNoTrans, n, k, T(1),
                     mx.item<T>(x, b), mx.ld(), T(0), pc, mc.ld());
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = i + 1; j < n; ++j)
         pc[i * n + j] = pc[j * n + i];
-  }
+  });
   return c;
 }
 
@@ -291,14 +303,20 @@ template <typename T> Array solve(const Step& s, const Array& a, const Array& rh
   return x;
 }
 
+/// Zeroes the strict upper (or lower) triangle of the rows x cols matrix at `p`.
+template <typename T> void zeroItemTriangle(T* p, int64_t rows, int64_t cols, bool upperPart) {
+  for (int64_t i = 0; i < rows; ++i)
+    if (upperPart)
+      std::fill(p + i * cols + std::min(i + 1, cols), p + (i + 1) * cols, T(0));
+    else
+      std::fill(p + i * cols, p + i * cols + std::min(i, cols), T(0));
+}
+
 /// Zeroes the strict upper (or lower) triangle of every matrix of `a`.
 template <typename T> void zeroTriangle(Array& a, bool upperPart) {
   Matrices m(a);
   for (int64_t b = 0; b < m.batch; ++b)
-    for (int64_t i = 0; i < m.rows; ++i)
-      for (int64_t j = 0; j < m.cols; ++j)
-        if (upperPart ? j > i : j < i)
-          m.item<T>(a, b)[i * m.cols + j] = T(0);
+    zeroItemTriangle(m.item<T>(a, b), m.rows, m.cols, upperPart);
 }
 
 template <typename T> Array cholesky(const Step& s, const Array& a) {
@@ -316,16 +334,20 @@ template <typename T> Array cholesky(const Step& s, const Array& a) {
     indefinite.throwIfAny(s, "matrix is not positive definite", leadingMinor);
     return l;
   }
-  Array l = a.clone();
+  // Each item copied, factored and its other half zeroed while in the cache. The
+  // row-major triangle is the column-major one of the other side (A is read in one
+  // triangle only): LAPACKE then factors in place instead of transposing twice.
+  Array l = Array::empty(a.dtype(), a.shape());
   if (m.rows > 0)
     forEachItem(m.batch, lapackWork(m), indefinite, [&](int64_t b) {
-      lapack_int info =
-          Lapack<T>::potrf(LAPACK_ROW_MAJOR, upper ? 'U' : 'L', m.rows, m.item<T>(l, b), m.ld());
+      T* f = m.item<T>(l, b);
+      std::memcpy(f, m.item<T>(a, b), sizeof(T) * m.size());
+      lapack_int info = Lapack<T>::potrf(LAPACK_COL_MAJOR, upper ? 'L' : 'U', m.rows, f, m.ld());
       checkCall(s, info, "potrf", b);
+      zeroItemTriangle(f, m.rows, m.cols, /*upperPart=*/!upper);
       return info;
     });
   indefinite.throwIfAny(s, "matrix is not positive definite", leadingMinor);
-  zeroTriangle<T>(l, /*upperPart=*/!upper);
   return l;
 }
 

@@ -62,6 +62,26 @@ ThreadPool& ThreadPool::global() {
   return *pool;
 }
 
+namespace {
+std::mutex blasMutex;
+int blasHolders = 0, blasThreads = 1; ///< under blasMutex
+} // namespace
+
+SingleThreadedBlas::SingleThreadedBlas() {
+  std::lock_guard<std::mutex> lock(blasMutex);
+  if (blasHolders++ == 0) {
+    blasThreads = openblas_get_num_threads();
+    if (blasThreads > 1)
+      openblas_set_num_threads(1);
+  }
+}
+
+SingleThreadedBlas::~SingleThreadedBlas() {
+  std::lock_guard<std::mutex> lock(blasMutex);
+  if (--blasHolders == 0 && blasThreads > 1)
+    openblas_set_num_threads(blasThreads);
+}
+
 void ThreadPool::parallelFor(int64_t units, int64_t parts,
                              llvm::function_ref<void(int64_t, int64_t)> f) {
   parts = std::min(parts, units);

@@ -71,6 +71,20 @@ private:
   std::vector<std::thread> workers_;
 };
 
+/// While one is alive, OpenBLAS runs every call on its calling thread alone: held
+/// by a batch of library calls split over the pool, whose threads are then the
+/// parallelism (OpenBLAS's own threads would fight them for the cores). The count
+/// OpenBLAS had comes back when the last one goes. The setting is OpenBLAS's, for
+/// the whole process: a library call started elsewhere meanwhile also runs on one
+/// thread (slower, never wrong).
+class SingleThreadedBlas {
+public:
+  SingleThreadedBlas();
+  ~SingleThreadedBlas();
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+};
+
 /// The thread count of the shared pool: GRAPHC_NUM_THREADS (a positive integer;
 /// anything else is an error naming the variable and its value), otherwise the
 /// hardware threads of this process's CPU affinity mask.

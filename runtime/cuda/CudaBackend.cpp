@@ -36,6 +36,7 @@
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/DataMovement.h"
 #include "runtime/cuda/Device.h"
+#include "runtime/cuda/HelperKernels.h"
 #include "runtime/cuda/PrebuiltModules.h"
 #include "runtime/cuda/PreparedProgram.h"
 #include "runtime/cuda/RunBatch.h"
@@ -113,6 +114,11 @@ public:
         names.push_back(p.step->name());
       profile_ = std::make_unique<StepProfile>(g.name(), std::move(names));
     }
+    for (const PreparedStep& p : prepared_.steps())
+      if (p.infoOffset >= 0) {
+        ScopedDevice on(0);
+        helpers_ = &HelperKernels::forCurrentDevice();
+      }
     idle_.push_back(std::make_unique<Lane>(*this));
     prepared_.uploadConstants(pool_, idle_.back()->stream);
   }
@@ -498,8 +504,8 @@ private:
   /// Summarizes a batched step's info words into its check words (on the device).
   void summarizeInfo(Lane& lane, const PreparedStep& p) const {
     if (p.infoOffset >= 0)
-      LibraryContext::summarizeInfo(p.infoCount, lane.checks.as<int>() + prepared_.infoWord(p),
-                                    lane.checks.as<int>() + p.checkOffset, lane.stream);
+      helpers_->summarizeInfo(p.infoCount, lane.checks.as<int>() + prepared_.infoWord(p),
+                              lane.checks.as<int>() + p.checkOffset, lane.stream);
   }
 
   /// Runs a step's nodes on the host: downloads their operands, uploads results.
@@ -646,7 +652,8 @@ private:
 
   PreparedProgram prepared_;
   DevicePool& pool_;
-  std::unique_ptr<StepProfile> profile_; ///< with GRAPHC_PROFILE=steps
+  const HelperKernels* helpers_ = nullptr; ///< when a step's info words are summarized
+  std::unique_ptr<StepProfile> profile_;   ///< with GRAPHC_PROFILE=steps
   std::mutex profileMutex_;
 
   std::mutex mutex_; ///< guards idle_

@@ -108,6 +108,13 @@ HelperKernels::HelperKernels() {
     kernels_[expression] = module_->kernel(expression);
   for (const char* name : {"pointerArray", "firstFailure"})
     kernels_[name] = module_->kernel(name);
+  firstFailure_ = kernels_["firstFailure"];
+}
+
+void HelperKernels::summarizeInfo(int64_t count, const int* words, int* summary,
+                                  cudaStream_t stream) const {
+  if (count > 0)
+    firstFailure_.launch(LaunchConfig::linear(count, 256, stream), {&count, &words, &summary});
 }
 
 } // namespace graphc::cuda

@@ -48,6 +48,12 @@ public:
   void transpose(int64_t batch, int64_t rows, int64_t cols, int64_t bytes, const void* in,
                  int64_t inStride, void* out, int64_t outStride, cudaStream_t stream) const;
 
+  /// Enqueues `summary` (LibraryContext::kSummaryWords ints, 8-byte aligned, zero
+  /// before) = the first of the `count` info words `words` that is not 0, with its
+  /// item, so that a run copies back 8 bytes rather than an int per item
+  /// (LibraryContext::summaryFailure decodes it).
+  void summarizeInfo(int64_t count, const int* words, int* summary, cudaStream_t stream) const;
+
   /// The batched small-matrix kernels.
   const SmallBatched& small() const { return small_; }
   /// The QR kernel of small and medium matrices.
@@ -65,6 +71,7 @@ private:
 
   std::shared_ptr<const LoadedModule> module_;
   std::map<std::string, Kernel> kernels_;
+  Kernel firstFailure_;
   SmallBatched small_;
   ClusterQr qr_;
 };

@@ -288,13 +288,6 @@ std::optional<std::string> LibraryContext::failure(const ir::Node& n, const int*
   return std::nullopt;
 }
 
-void LibraryContext::summarizeInfo(int64_t count, const int* deviceInfo, int* summary,
-                                   cudaStream_t stream) {
-  if (count > 0)
-    HelperKernels::forCurrentDevice()["firstFailure"].launch(
-        LaunchConfig::linear(count, 256, stream), {&count, &deviceInfo, &summary});
-}
-
 std::optional<std::string> LibraryContext::summaryFailure(const ir::Node& n,
                                                           const int* hostSummary) {
   uint64_t key = 0; // ~(item << 32 | word), as firstFailure leaves it

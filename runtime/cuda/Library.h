@@ -92,14 +92,10 @@ public:
   /// minor 3)" (without the "op (%name): " prefix the executor adds).
   static std::optional<std::string> failure(const ir::Node& n, const int* hostInfo);
 
-  /// Ints of a summary of a batch's info words: the first failing item and its word.
+  /// Ints of a summary of a batch's info words: the first failing item and its word
+  /// (HelperKernels::summarizeInfo).
   static constexpr int64_t kSummaryWords = 2;
-  /// Enqueues on `stream`: `summary` (kSummaryWords ints, 8-byte aligned, zero
-  /// before) = the first item of the `count` info words `deviceInfo` that is not 0,
-  /// with its word, so that a run copies back 8 bytes rather than an int per item.
-  static void summarizeInfo(int64_t count, const int* deviceInfo, int* summary,
-                            cudaStream_t stream);
-  /// failure() of a summary copied back from summarizeInfo() for node `n`.
+  /// failure() of a summary copied back from HelperKernels::summarizeInfo() for `n`.
   static std::optional<std::string> summaryFailure(const ir::Node& n, const int* hostSummary);
 
   /// With false, LU and QR of batches of small matrices loop over the items with

@@ -75,7 +75,7 @@ struct PreparedStep {
   int64_t checkOffset = -1;   ///< its info words or error word in the check words
   /// A batched library or CholeskySolve step: its info words (infoCount of them,
   /// after the check words, never copied back) and, at checkOffset, their summary
-  /// (LibraryContext::summarizeInfo). Else -1: its info words are the check words.
+  /// (HelperKernels::summarizeInfo). Else -1: its info words are the check words.
   int64_t infoOffset = -1, infoCount = 0;
   KernelLaunch solve; ///< a CholeskySolve's launch, without its buffers
 

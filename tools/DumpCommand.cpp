@@ -9,8 +9,10 @@
 // and prints the lowered program: fused kernels and library calls over planned
 // buffer slots, with peak memory. With --cuda it prints the CUDA C++ generated for
 // each kernel step of that program (codegen/Cuda.h), with --llvm the LLVM IR the cpu
-// backend compiles for it (codegen/Llvm.h). --batch N prints (or runs the
-// passes on) each graph batched N ways along a new leading axis (passes/Batch.h).
+// backend compiles for it (codegen/Llvm.h). With --fusion it prints each optimized
+// graph with the fusion decisions: every node's kernel group or library call, and
+// why each operand edge between groups is not fused (passes/Fusion.h). --batch N prints (or runs
+// the passes on) each graph batched N ways along a new leading axis (passes/Batch.h).
 //
 //===----------------------------------------------------------------------===//
 #include "tools/ArgParser.h"
@@ -23,6 +25,7 @@
 #include "codegen/Kernel.h"
 #include "codegen/Llvm.h"
 #include "ir/Dot.h"
+#include "passes/Fusion.h"
 #include "passes/MemoryPlan.h"
 
 #include <fmt/format.h>
@@ -120,6 +123,13 @@ void dumpKernels(std::FILE* out, const ir::Module& module, const PipelineFlags& 
   }
 }
 
+/// `graphc dump --fusion`: each optimized graph with its fusion decisions.
+void dumpFusion(std::FILE* out, const ir::Module& module, const PipelineFlags& flags) {
+  ir::Module optimized = flags.run(module);
+  for (const auto& g : optimized.graphs)
+    fmt::print(out, "{}{}", g == optimized.graphs.front() ? "" : "\n", passes::printWithFusion(*g));
+}
+
 } // namespace
 
 int runDump(llvm::ArrayRef<std::string> args) {
@@ -157,6 +167,13 @@ int runDump(llvm::ArrayRef<std::string> args) {
               "run the passes, then print the LLVM IR the cpu backend generates (and "
               "JIT-compiles) for each kernel step of the lowered program",
               &llvmIr);
+  bool fusion = false;
+  parser.flag("fusion",
+              "run the passes, then print each graph with its fusion decisions: every node's "
+              "kernel group (// group N) or library call, and why each edge between groups "
+              "is not fused (the cuda backend splits large reductions first: "
+              "--passes=...,split-reductions shows it)",
+              &fusion);
   flags.declare(parser);
   std::string output;
   declareOutput(parser, &output);
@@ -176,10 +193,14 @@ int runDump(llvm::ArrayRef<std::string> args) {
     throw UsageError(fmt::format("--{} prints the kernels alone: not with --lowered, --after or "
                                  "--format=dot",
                                  cuda ? "cuda" : "llvm"));
+  if (fusion && (lowered || cuda || llvmIr || !after.empty() || format == "dot"))
+    throw UsageError("--fusion prints the fusion decisions alone: not with --lowered, --cuda, "
+                     "--llvm, --after or --format=dot");
   if (!donate.empty() && !lowered)
     throw UsageError("--donate goes with --lowered");
-  if (after.empty() && !lowered && !cuda && !llvmIr && flags.passesGiven())
-    throw UsageError("--passes needs --after, --lowered, --cuda or --llvm (or use 'graphc opt')");
+  if (after.empty() && !lowered && !cuda && !llvmIr && !fusion && flags.passesGiven())
+    throw UsageError(
+        "--passes needs --after, --lowered, --cuda, --llvm or --fusion (or use 'graphc opt')");
   if (!after.empty())
     checkAfter(after, flags.pipeline()); // before reading the input
   Output out(output);
@@ -188,6 +209,8 @@ int runDump(llvm::ArrayRef<std::string> args) {
   if (lowered) {
     checkParamNames(module, donate, "--donate " + donate);
     dumpLowered(out.stream(), module, flags, donate);
+  } else if (fusion) {
+    dumpFusion(out.stream(), module, flags);
   } else if (cuda || llvmIr) {
     dumpKernels(out.stream(), module, flags, llvmIr);
   } else if (!after.empty()) {

@@ -7,7 +7,7 @@
 // the pass's counters, and that GRAPHC_LOG=passes reports the counters on stderr.
 // Expected pass names and summaries come from the pass registry, so a new pass
 // needs no test edit. `graphc dump --lowered` prints the lowered program, `--cuda`
-// the generated kernels.
+// the generated kernels, `--fusion` the fusion groups and why edges are not fused.
 //
 //===----------------------------------------------------------------------===//
 #include "RunTool.h"
@@ -324,6 +324,47 @@ TEST(GraphcDump, CudaPrintsTheSourceOfEachKernelStep) {
     EXPECT_THAT(ir.out, HasSubstr(std::string("define void ") + f));
   EXPECT_EQ(runQuiet({"dump", "--llvm", "-"}, layernorm).out, ir.out);
   EXPECT_EQ(runQuiet({"dump", "--llvm", "--cuda", kEnkf}).exitCode, 2);
+}
+
+TEST(GraphcDump, FusionPrintsEachNodesGroupAndWhyEdgesAreNotFused) {
+  const std::string chain = R"(graph @g(%x: f64[16,16], %w: f64[16,16]) {
+  %e = exp %x
+  %t = tanh %e
+  %p = matmul %t, %w
+  %q = neg %p
+  %s = sum %q {axes=[1]}
+  return %s
+}
+)";
+  ToolResult r = runQuiet({"dump", "--fusion", "--passes=none", "-"}, chain);
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  // The group each node's comment names, or -1 for a library call.
+  auto groupOf = [&](const std::string& name) {
+    std::string line = definition(r.out, name);
+    std::smatch m;
+    if (std::regex_search(line, m, std::regex("// group ([0-9]+)")))
+      return std::stoi(m[1]);
+    EXPECT_THAT(line, HasSubstr("// library")) << name << " in\n" << r.out;
+    return -1;
+  };
+  EXPECT_EQ(groupOf("%e"), groupOf("%t"));
+  EXPECT_EQ(groupOf("%p"), -1);
+  EXPECT_EQ(groupOf("%q"), groupOf("%s"));
+  EXPECT_NE(groupOf("%e"), groupOf("%q")) << "the matmul separates the two chains";
+  EXPECT_THAT(definition(r.out, "%p"), HasSubstr("not fused with %t: matmul is a library call"));
+  EXPECT_THAT(definition(r.out, "%q"), HasSubstr("not fused with %p: matmul is a library call"));
+  EXPECT_THAT(definition(r.out, "%t"), Not(HasSubstr("not fused")));
+  // The comments leave a graph that parses back to itself.
+  EXPECT_EQ(reparsed(r.out), reparsed(chain));
+  // The default pipeline runs first without --passes.
+  ToolResult enkf = runQuiet({"dump", "--fusion", kEnkf});
+  ASSERT_EQ(enkf.exitCode, 0) << enkf.describe();
+  EXPECT_THAT(enkf.out, HasSubstr("cholesky"));
+  for (const char* other : {"--lowered", "--cuda", "--after=all", "--format=dot"}) {
+    ToolResult misuse = runQuiet({"dump", "--fusion", other, kEnkf});
+    EXPECT_EQ(misuse.exitCode, 2) << other << ": " << misuse.describe();
+    EXPECT_THAT(misuse.err, HasSubstr("--fusion")) << other;
+  }
 }
 
 TEST(GraphcBatch, DumpPrintsTheBatchedGraph) {

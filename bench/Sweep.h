@@ -5,9 +5,11 @@
 // and 3-D arrays; reductions with fused prologues and epilogues; broadcasts along
 // each axis; tall-skinny and batched matmuls; SPD and general solves with few to
 // 10^5 right-hand sides; batched tiny systems; triangular solves; Cholesky and QR
-// alone. bench/gpu.cpp runs them (--workloads sweep), bench/sweep.py runs the
-// peers on the same cases under the same names, with inputs drawn the same way
-// (standard normal).
+// alone; the forms the linalg-forms pass rewrites, as users write them (a quadratic
+// form through a solve, the trace of a product, the inverse and log-determinant of
+// an SPD matrix, a product with its inverse). bench/gpu.cpp runs them (--workloads sweep),
+// bench/sweep.py runs the peers on the same cases under the same names, with inputs drawn the same
+// way (standard normal).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -134,6 +136,39 @@ inline std::string linalg(const SweepCase& c, const char* t) {
   return fmt::format("graph @{0}({1}) {{\n{2}{3}  return %r\n}}", c.name, params, a, body);
 }
 
+/// The forms of passes/LinalgForms.h as users write them, S = X X'/n + I SPD:
+/// sum(B .* solve(S, B), axis 0) (quadform), trace(X B) (trace_matmul),
+/// inverse(S) (inverse_spd), logdet(S) (logdet_spd) and B inverse(S) with B
+/// cols x n (right_inverse_spd).
+inline std::string forms(const SweepCase& c, const char* t) {
+  std::string nn = fmt::format("{},{}", c.n, c.n);
+  if (c.op == "trace_matmul")
+    return fmt::format(R"(graph @{0}(%xa: {1}[{2}], %b: {1}[{2}]) {{
+  %p = matmul %xa, %b
+  %r = trace %p
+  return %r
+}})",
+                       c.name, t, nn);
+  std::string spd = fmt::format(R"(  %g = matmul %xa, %xa {{transpose_b}}
+  %k = full {{value={2}.0}} : {0}[{1}]
+  %c = div %g, %k
+  %eye = eye : {0}[{1}]
+  %a = add %c, %eye
+)",
+                                t, nn, c.n);
+  std::string params = fmt::format("%xa: {}[{}]", t, nn), body;
+  if (c.op == "quadform") {
+    params += fmt::format(", %b: {}[{},{}]", t, c.n, c.cols);
+    body = "  %s = solve %a, %b\n  %p = mul %b, %s\n  %r = sum %p {axes=[0]}\n";
+  } else if (c.op == "right_inverse_spd") {
+    params += fmt::format(", %b: {}[{},{}]", t, c.cols, c.n);
+    body = "  %i = inverse %a\n  %r = matmul %b, %i\n";
+  } else {
+    body = fmt::format("  %r = {} %a\n", c.op == "inverse_spd" ? "inverse" : "logdet");
+  }
+  return fmt::format("graph @{0}({1}) {{\n{2}{3}  return %r\n}}", c.name, params, spd, body);
+}
+
 } // namespace sweep
 
 /// Every case of the sweep, in order. With `cpu`, the sizes of the CPU sweep
@@ -238,6 +273,21 @@ inline std::vector<SweepCase> sweepCases(bool cpu = false) {
     la("qr", n, 0, 0);
   for (auto [batch, n] : {std::pair<int64_t, int64_t>{1000, 32}, {100, 128}, {8, 256}})
     la("qr", n, 0, batch);
+
+  // `cols`: B's columns (rhs) or rows (rows), none when 0.
+  auto form = [&](const char* op, int64_t n, int64_t cols, const char* colsName) {
+    std::string name = fmt::format("{}_f64_n{}", op, n);
+    if (cols)
+      name += fmt::format("_{}{}", colsName, cols);
+    SweepCase c{name, sweep::forms, op, "", "", ""};
+    c.n = n, c.cols = cols;
+    out.push_back(c);
+  };
+  form("quadform", 1024, 1000, "rhs");
+  form("trace_matmul", big, 0, "");
+  form("inverse_spd", big, 0, "");
+  form("logdet_spd", big, 0, "");
+  form("right_inverse_spd", 1024, 1000, "rows");
   return out;
 }
 

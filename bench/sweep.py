@@ -115,6 +115,16 @@ def sweep_cases(cpu=False):
         la("qr", n, 0, 0)
     for batch, n in ((1000, 32), (100, 128), (8, 256)):
         la("qr", n, 0, batch)
+
+    def form(op, n, cols, cols_name):
+        name = f"{op}_f64_n{n}" + (f"_{cols_name}{cols}" if cols else "")
+        out.append(Case(name, "forms", op, None, None, None, n, cols, 0, "f64"))
+
+    form("quadform", 1024, 1000, "rhs")
+    form("trace_matmul", big, 0, "")
+    form("inverse_spd", big, 0, "")
+    form("logdet_spd", big, 0, "")
+    form("right_inverse_spd", 1024, 1000, "rows")
     return out
 
 
@@ -128,6 +138,15 @@ def inputs(case, rng):
     if case.kind == "matmul":
         x = rng.standard_normal(case.shape)
         return (x,) if case.op == "xtx" else (x, rng.standard_normal(case.shape))
+    if case.kind == "forms":
+        xa = rng.standard_normal((case.n, case.n))
+        if case.op == "trace_matmul":
+            return (xa, rng.standard_normal((case.n, case.n)))
+        if case.op == "quadform":
+            return (xa, rng.standard_normal((case.n, case.cols)))
+        if case.op == "right_inverse_spd":
+            return (xa, rng.standard_normal((case.cols, case.n)))
+        return (xa,)
     lead = (case.batch,) if case.batch else ()
     xa = rng.standard_normal(lead + (case.n, case.n))
     if case.op in ("cholesky", "qr"):
@@ -218,6 +237,16 @@ def formula(ops, case):
     if case.op == "cholesky":
         chol = torch.linalg.cholesky if torch is not None else xp.linalg.cholesky
         return lambda xa: chol(spd(xa))
+    if case.kind == "forms":  # as a user writes them: solve, trace, inv, slogdet
+        lib = torch if torch is not None else xp
+        forms = {
+            "quadform": lambda xa, b: (b * solve(spd(xa), b)).sum(0),
+            "trace_matmul": lambda xa, b: lib.trace(xa @ b),
+            "inverse_spd": lambda xa: lib.linalg.inv(spd(xa)),
+            "logdet_spd": lambda xa: lib.linalg.slogdet(spd(xa))[1],
+            "right_inverse_spd": lambda xa, b: b @ lib.linalg.inv(spd(xa)),
+        }
+        return forms[case.op]
     qr = torch.linalg.qr if torch is not None else xp.linalg.qr
     return lambda xa: qr(xa)[1]
 

@@ -19,7 +19,9 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <map>
 #include <queue>
+#include <tuple>
 
 namespace graphc::passes {
 namespace {
@@ -499,16 +501,34 @@ FusionPartition partitionForFusion(const ir::Graph& g, const FusionPolicy& polic
     else
       state.newGroup(n);
   }
-  // Phase 2: sibling reduction stages merge when legal and worth it.
+  // Phase 2: sibling reduction stages merge when legal and worth it. Only groups
+  // whose first reductions agree can (canFuseSiblings): the pairs are taken in the
+  // same order, but only within such a class, so that a graph of many groups without
+  // reductions stays linear.
   std::vector<int> ids = state.liveGroups();
+  std::map<std::tuple<ir::Shape, std::vector<int64_t>, bool>, std::vector<size_t>> alike;
+  std::vector<const std::vector<size_t>*> classOf(ids.size(), nullptr);
   for (size_t i = 0; i < ids.size(); ++i)
-    for (size_t j = i + 1; j < ids.size(); ++j) {
-      if (state.group(ids[i]).nodes.empty() || state.group(ids[j]).nodes.empty() ||
+    if (const FusionGroup& gi = state.group(ids[i]); !gi.reductions.empty()) {
+      const Node& r = *gi.reductions.front();
+      std::vector<size_t>& c =
+          alike[{r.operand(0).type().shape, r.attrs().getInts("axes"), r.attrs().flag("keepdims")}];
+      c.push_back(i);
+    }
+  for (auto& [key, members] : alike)
+    for (size_t i : members)
+      classOf[i] = &members;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!classOf[i])
+      continue;
+    for (size_t j : *classOf[i]) {
+      if (j <= i || state.group(ids[i]).nodes.empty() || state.group(ids[j]).nodes.empty() ||
           !canFuseSiblings(ids[i], ids[j], state) ||
           policy({FusionOption::Siblings, nullptr, ids[i], ids[j], &state}) <= 0)
         continue;
       state.merge(ids[j], ids[i]);
     }
+  }
   // Number the groups in schedule order.
   p.schedule = scheduleUnits(g, state, state.liveGroups());
   p.groupOf.assign(g.nodes().size(), -1);

@@ -3,6 +3,8 @@
 
 #include "ir/OpCases.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -121,14 +123,24 @@ Value peelUniformScale(Value v, double& scale) {
 }
 
 bool collectLinearTerms(Value v, double scale, std::vector<LinearTerm>& terms, size_t maxTerms) {
-  v = peelUniformScale(v, scale);
-  const Node& n = *v.node;
-  if (n.op() == Op::Add || n.op() == Op::Sub)
-    return collectLinearTerms(n.operand(0), scale, terms, maxTerms) &&
-           collectLinearTerms(n.operand(1), n.op() == Op::Add ? scale : -scale, terms, maxTerms);
-  if (terms.size() >= maxTerms)
-    return false;
-  terms.push_back({scale, v});
+  // An explicit stack, left operand on top: the terms come out left to right. Every
+  // value waiting on the stack gives at least one term, so the walk stops once they
+  // and the terms found would pass maxTerms (a sum of any length costs O(maxTerms)).
+  std::vector<std::pair<Value, double>> work{{v, scale}};
+  while (!work.empty()) {
+    auto [w, c] = work.back();
+    work.pop_back();
+    w = peelUniformScale(w, c);
+    const Node& n = *w.node;
+    if (n.op() == Op::Add || n.op() == Op::Sub) {
+      work.emplace_back(n.operand(1), n.op() == Op::Add ? c : -c);
+      work.emplace_back(n.operand(0), c);
+    } else {
+      terms.push_back({c, w});
+    }
+    if (terms.size() + work.size() > maxTerms)
+      return false;
+  }
   return true;
 }
 
@@ -243,38 +255,82 @@ public:
   ShiftedGramMatcher(const ir::TensorType& type, llvm::function_ref<bool(const Node&)> within)
       : type_(type), within_(within) {}
 
-  std::optional<Affine> of(Value v) {
+  /// `root` as an Affine. The expression is walked with an explicit stack, each node
+  /// once (operands before their user, the left one first): chains of any length and
+  /// shared operands cost linear time.
+  std::optional<Affine> of(Value root) {
+    if (std::optional<std::optional<Affine>> l = leaf(root))
+      return *l;
+    llvm::DenseMap<const Node*, std::optional<Affine>> known;
+    auto value = [&](Value v) {
+      std::optional<std::optional<Affine>> l = leaf(v);
+      return l ? *l : known.lookup(v.node);
+    };
+    std::vector<std::pair<const Node*, bool>> work{{root.node, false}};
+    while (!work.empty()) {
+      auto [n, expanded] = work.back();
+      if (known.count(n)) {
+        work.pop_back();
+        continue;
+      }
+      if (!expanded) {
+        work.back().second = true;
+        for (unsigned i = static_cast<unsigned>(n->operands().size()); i-- > 0;) {
+          Value o = n->operand(i);
+          if (!leaf(o) && !known.count(o.node))
+            work.emplace_back(o.node, false);
+        }
+        continue;
+      }
+      work.pop_back();
+      if (n->op() == Op::Neg) {
+        std::optional<Affine> a = value(n->operand(0));
+        known[n] = a ? std::optional<Affine>(times(*a, -1)) : std::nullopt;
+      } else {
+        known[n] = combine(n->op(), value(n->operand(0)), value(n->operand(1)));
+      }
+    }
+    return known.lookup(root.node);
+  }
+
+  std::optional<Value> product; ///< G, once found
+  std::optional<Gram> gram;
+
+private:
+  /// What `v` is without looking at its operands, or nothing when it is a neg, add,
+  /// sub, mul or div inside the match whose operands decide.
+  std::optional<std::optional<Affine>> leaf(Value v) {
     if (std::optional<double> c = uniformValue(v))
       return Affine::uniform(*c);
     const Node& n = *v.node;
     if (v.type() != type_)
-      return std::nullopt;
+      return std::optional<Affine>();
     if (n.op() == Op::Eye)
       return Affine::matrix(0, 1);
     if (std::optional<Gram> g = matchGram(n)) {
       if (product && *product != v)
-        return std::nullopt; // one Gram matrix only
+        return std::optional<Affine>(); // one Gram matrix only
       product = v;
       gram = g;
       return Affine::matrix(1, 0);
     }
     if (!within_(n))
+      return std::optional<Affine>();
+    Op op = n.op();
+    if (op == Op::Neg || op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div)
       return std::nullopt;
-    if (n.op() == Op::Neg) {
-      std::optional<Affine> a = of(n.operand(0));
-      return a ? std::optional<Affine>(times(*a, -1)) : std::nullopt;
-    }
-    if (n.operands().size() != 2)
-      return std::nullopt;
-    std::optional<Affine> a = of(n.operand(0)), b = of(n.operand(1));
+    return std::optional<Affine>();
+  }
+
+  /// a op b for the binary ops leaf() leaves to their operands.
+  static std::optional<Affine> combine(Op op, std::optional<Affine> a, std::optional<Affine> b) {
     if (!a || !b)
       return std::nullopt;
-    switch (n.op()) {
-    case Op::Add:
+    if (op == Op::Add)
       return sum(*a, *b);
-    case Op::Sub:
+    if (op == Op::Sub)
       return sum(*a, times(*b, -1));
-    case Op::Mul:
+    if (op == Op::Mul) {
       if (a->scalar)
         return times(*b, a->c);
       if (b->scalar)
@@ -282,34 +338,12 @@ public:
       if (a->scale == 0 && b->scale == 0) // c1 I * c2 I, elementwise
         return Affine::matrix(0, a->shift * b->shift);
       return std::nullopt;
-    case Op::Div:
-      if (b->scalar && b->c != 0)
-        return a->scalar ? Affine::uniform(a->c / b->c) : times(*a, 1 / b->c);
-      return std::nullopt;
-    case Op::Pow:
-    case Op::Maximum:
-    case Op::Minimum:
-    case Op::Atan2:
-    case Op::Remainder:
-    GRAPHC_SOURCE_CASES:
-    GRAPHC_UNARY_CASES:
-    GRAPHC_LOGICAL_CASES:
-    GRAPHC_COMPARE_CASES:
-    GRAPHC_SELECT_CASES:
-    GRAPHC_CAST_CASES:
-    GRAPHC_SHAPE_CASES:
-    GRAPHC_REDUCE_CASES:
-    GRAPHC_LINALG_CASES:
-    GRAPHC_ASSUME_CASES:
-      return std::nullopt;
     }
-    ir::unknownOp();
+    if (b->scalar && b->c != 0) // div
+      return a->scalar ? Affine::uniform(a->c / b->c) : times(*a, 1 / b->c);
+    return std::nullopt;
   }
 
-  std::optional<Value> product; ///< G, once found
-  std::optional<Gram> gram;
-
-private:
   static Affine times(Affine a, double c) {
     return a.scalar ? Affine::uniform(a.c * c) : Affine::matrix(a.scale * c, a.shift * c);
   }

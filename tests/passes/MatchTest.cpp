@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <pthread.h>
+
 namespace graphc::passes {
 namespace {
 
@@ -124,6 +127,95 @@ TEST(MatchShiftedGram, RefusesWhatIsNotScaleGPlusShiftI) {
   EXPECT_TRUE(match(shifted));
   EXPECT_FALSE(match(shifted, "gi"));
   EXPECT_FALSE(match(shifted, "s"));
+}
+
+/// Runs `f` on a thread with a 256 KiB stack (a recursion along a long chain
+/// overflows it) and waits for it.
+void onSmallStack(void (*f)(void*), void* arg) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 << 10);
+  pthread_t thread;
+  struct Call {
+    void (*f)(void*);
+    void* arg;
+  } call{f, arg};
+  ASSERT_EQ(pthread_create(
+                &thread, &attr,
+                [](void* c) -> void* {
+                  static_cast<Call*>(c)->f(static_cast<Call*>(c)->arg);
+                  return nullptr;
+                },
+                &call),
+            0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+}
+
+// A chain of 100,000 adds and subs of the identity, and the Gram matrix added to
+// itself down a chain (each node read twice): walked without recursion, each node
+// once (the recursive matcher overflowed the stack, and took 2^n steps on the second).
+TEST(MatchShiftedGram, ChainsOfAnyLength) {
+  struct Result {
+    std::optional<ShiftedGram> sum, doubled;
+  } result;
+  onSmallStack(
+      [](void* r) {
+        ir::Graph g("chain");
+        ir::TensorType t(ir::DType::F64, {4, 4});
+        ir::Value x = g.addParameter("x", t);
+        ir::Value v = g.create(ir::Op::Syrk, {x})->result();
+        ir::Value eye = g.create(ir::Op::Eye, {}, {}, {t})->result();
+        for (int i = 0; i < 100000; ++i) // +I, +I, -I: 33,334 I in all
+          v = g.create(i % 3 == 2 ? ir::Op::Sub : ir::Op::Add, {v, eye})->result();
+        auto all = [](const ir::Node&) { return true; };
+        static_cast<Result*>(r)->sum = matchShiftedGram(v, all);
+        ir::Value w = g.create(ir::Op::Syrk, {x})->result();
+        for (int i = 0; i < 60; ++i)
+          w = g.create(ir::Op::Add, {w, w})->result();
+        static_cast<Result*>(r)->doubled = matchShiftedGram(w, all);
+      },
+      &result);
+  ASSERT_TRUE(result.sum);
+  EXPECT_EQ(result.sum->scale, 1.0);
+  EXPECT_EQ(result.sum->shift, 33334.0);
+  ASSERT_TRUE(result.doubled);
+  EXPECT_EQ(result.doubled->scale, std::ldexp(1.0, 60));
+  EXPECT_EQ(result.doubled->shift, 0.0);
+}
+
+// collectLinearTerms along a chain of 100,000 adds: no recursion, and it stops as
+// soon as the terms would pass maxTerms.
+TEST(CollectLinearTerms, ChainsOfAnyLength) {
+  struct Result {
+    bool longOk = true, shortOk = false;
+    std::vector<LinearTerm> terms;
+  } result;
+  onSmallStack(
+      [](void* r) {
+        auto& out = *static_cast<Result*>(r);
+        ir::Graph g("chain");
+        ir::TensorType t(ir::DType::F64, {4, 4});
+        ir::Value w = g.addParameter("w", t), v = g.addParameter("v", t);
+        ir::Value first = v;
+        for (int i = 0; i < 100000; ++i)
+          v = g.create(i % 2 ? ir::Op::Sub : ir::Op::Add, {v, w})->result();
+        std::vector<LinearTerm> many;
+        out.longOk = collectLinearTerms(v, 1, many);
+        ir::Value s = first;
+        for (int i = 0; i < 3; ++i)
+          s = g.create(i % 2 ? ir::Op::Sub : ir::Op::Add, {s, w})->result();
+        out.shortOk = collectLinearTerms(s, 2, out.terms); // 2 (v + w - w + w)
+      },
+      &result);
+  EXPECT_FALSE(result.longOk);
+  ASSERT_TRUE(result.shortOk);
+  ASSERT_EQ(result.terms.size(), 4u);
+  EXPECT_EQ(result.terms[0].leaf.node->name(), "v");
+  std::vector<double> coefficients;
+  for (const LinearTerm& t : result.terms)
+    coefficients.push_back(t.coefficient);
+  EXPECT_EQ(coefficients, (std::vector<double>{2, 2, -2, 2}));
 }
 
 } // namespace

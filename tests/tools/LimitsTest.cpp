@@ -17,7 +17,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
+#include <functional>
 #include <unistd.h>
 
 using namespace graphc::testing;
@@ -101,6 +103,62 @@ TEST(Limits, LongChainsRunWithoutRecursion) {
 TEST(Limits, HundredThousandOpsInSeconds) {
   double seconds = runChain(100000);
   EXPECT_LT(seconds, 30.0) << "100,000 ops took " << seconds << " s";
+}
+
+/// A graph over %v0, %w: f64[4,4]: the lines `head`, then `length` ops, the i-th
+/// `%v{i+1} = op(i)`, then `tail`; it returns `result`, else the last op's value.
+std::string matrixChain(int length, const std::function<std::string(int)>& op,
+                        const std::string& head = "", const std::string& tail = "",
+                        const std::string& result = "") {
+  std::string text = "graph @chain(%v0: f64[4,4], %w: f64[4,4]) {\n" + head;
+  for (int i = 0; i < length; ++i)
+    text += fmt::format("  %v{} = {}\n", i + 1, op(i));
+  return text + tail +
+         fmt::format("  return {}\n}}\n", result.empty() ? fmt::format("%v{}", length) : result);
+}
+
+// Long sums and products of matrices reach the matchers of every pass (the linear
+// terms that centering and lower-linalg collect, shifted Gram matrices, sibling
+// fusion): no walk may recurse along the chain (20,000 add/sub ops overflowed a
+// 1 MiB stack in collectLinearTerms), and none may be quadratic (40,000 alternating
+// transposes and adds took minutes in the fusion partition's sibling phase).
+TEST(Limits, LongMatrixChainsOnASmallStack) {
+  constexpr int n = 20000;
+  const std::string gram = "  %g = matmul %w, %w {transpose_b}\n";
+  auto addSub = [](const char* other) {
+    return [other](int i) { return fmt::format("{} %v{}, {}", i % 2 ? "sub" : "add", i, other); };
+  };
+  auto mixed = [](int i) {
+    const char* ops[] = {"add %v{}, %w", "mul %v{}, %w", "neg %v{}", "sub %v{}, %w"};
+    return fmt::format(fmt::runtime(ops[i % 4]), i);
+  };
+  auto transposeAdd = [](int i) {
+    return i % 2 ? fmt::format("add %v{}, %w", i) : fmt::format("transpose %v{} {{perm=[1,0]}}", i);
+  };
+  std::vector<std::pair<const char*, std::string>> chains = {
+      {"add and sub", matrixChain(n, addSub("%w"))},
+      {"a value plus itself",
+       matrixChain(n, [](int i) { return fmt::format("add %v{0}, %v{0}", i); })},
+      {"add, mul, neg and sub into a solve",
+       matrixChain(n, mixed, gram,
+                   "  %e = eye : f64[4,4]\n  %s = add %g, %e\n" +
+                       fmt::format("  %x = solve %s, %v{}\n", n),
+                   "%x")},
+      {"sums of a Gram matrix", matrixChain(n, addSub("%g"), gram)},
+      {"transposes and adds", matrixChain(2 * n, transposeAdd)},
+  };
+  for (const auto& [what, text] : chains)
+    for (std::vector<std::string> command : {std::vector<std::string>{"opt", "-"},
+                                             {"dump", "--lowered", "-"},
+                                             {"run", "-", "--backend", "cpu", "--random-inputs"}}) {
+      SCOPED_TRACE(fmt::format("{}: graphc {}", what, fmt::join(command, " ")));
+      auto start = std::chrono::steady_clock::now();
+      ToolResult r = runGraphc(command, text, 120, 1 << 20);
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      EXPECT_EQ(r.exitCode, 0) << r.describe().substr(0, 2000);
+      EXPECT_LT(seconds, 60.0);
+    }
 }
 
 // 2^31 x 2^31 f64 elements is 2^65 bytes: rejected where it is written.

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,7 +53,7 @@ std::string ToolResult::describe() const {
 }
 
 ToolResult runGraphc(const std::vector<std::string>& args, const std::string& input,
-                     unsigned timeoutSeconds) {
+                     unsigned timeoutSeconds, size_t stackBytes) {
   TempFile in(input), out(""), err("");
   std::vector<std::string> words = {GRAPHC_TOOL_PATH};
   words.insert(words.end(), args.begin(), args.end());
@@ -69,6 +70,11 @@ ToolResult runGraphc(const std::vector<std::string>& args, const std::string& in
     redirect(out.path, STDOUT_FILENO, O_WRONLY | O_TRUNC);
     redirect(err.path, STDERR_FILENO, O_WRONLY | O_TRUNC);
     alarm(timeoutSeconds); // survives exec: a hung graphc dies of SIGALRM
+    if (stackBytes) {
+      rlimit limit{stackBytes, stackBytes};
+      if (setrlimit(RLIMIT_STACK, &limit) != 0)
+        _exit(127);
+    }
     execv(argv[0], argv.data());
     _exit(127);
   }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,10 @@ struct ToolResult {
   std::string describe() const;
 };
 
-/// Runs `graphc args...` with `input` on standard input.
+/// Runs `graphc args...` with `input` on standard input; with `stackBytes`, under
+/// that stack limit (RLIMIT_STACK, which sets its threads' stacks too).
 ToolResult runGraphc(const std::vector<std::string>& args, const std::string& input = "",
-                     unsigned timeoutSeconds = 30);
+                     unsigned timeoutSeconds = 30, size_t stackBytes = 0);
 
 /// The `sum=` checksums of the output lines that `graphc run` printed in `out`.
 std::vector<double> outputSums(const std::string& out);

@@ -35,10 +35,12 @@ bool parseDirective(llvm::StringRef line, Check& out, std::string& problem) {
   llvm::StringRef rest = line.drop_front(slash + 2).ltrim();
   if (!rest.startswith("CHECK") && !rest.startswith("ERROR"))
     return false;
-  static const std::pair<llvm::StringRef, CheckKind> kinds[] = {{"CHECK:", CheckKind::Check},
-                                                                {"CHECK-NEXT:", CheckKind::Next},
-                                                                {"CHECK-NOT:", CheckKind::Not},
-                                                                {"ERROR:", CheckKind::Error}};
+  static const std::pair<llvm::StringRef, CheckKind> kinds[] = {
+      {"CHECK:", CheckKind::Check},
+      {"CHECK-NEXT:", CheckKind::Next},
+      {"CHECK-NOT:", CheckKind::Not},
+      {"CHECK-NOWHERE:", CheckKind::Nowhere},
+      {"ERROR:", CheckKind::Error}};
   for (const auto& [prefix, kind] : kinds) {
     if (!rest.startswith(prefix))
       continue;
@@ -66,6 +68,40 @@ bool errorMatches(llvm::StringRef message, llvm::StringRef text) {
 /// The line of `text` that contains offset `pos`, 1-based.
 unsigned lineOf(llvm::StringRef text, size_t pos) {
   return 1 + static_cast<unsigned>(text.take_front(pos).count('\n'));
+}
+
+bool isWordChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+/// Whether `text` found at `at` in `output` is a match: it neither starts nor ends
+/// inside a word (`%x` is not in `%xw`, `group 1` not in `group 10`), and when it
+/// reaches into the line's trailing `//` comment (a suite's annotation) it runs to
+/// the end of the line (`// group 0` is not `// group 0; not fused with ...`).
+bool acceptable(llvm::StringRef output, size_t at, llvm::StringRef text) {
+  size_t end = at + text.size();
+  if (at > 0 && isWordChar(output[at - 1]) && isWordChar(text.front()))
+    return false;
+  if (end < output.size() && isWordChar(output[end]) && isWordChar(text.back()))
+    return false;
+  size_t lineStart = output.rfind('\n', at);
+  lineStart = lineStart == llvm::StringRef::npos ? 0 : lineStart + 1;
+  llvm::StringRef line = output.drop_front(lineStart).split('\n').first;
+  size_t comment = line.find("//");
+  if (comment == llvm::StringRef::npos || end <= lineStart + comment)
+    return true;
+  return end == lineStart + line.rtrim().size();
+}
+
+/// The first acceptable match of `text` in `output[from, to)`, or npos.
+size_t findMatch(llvm::StringRef output, llvm::StringRef text, size_t from,
+                 size_t to = llvm::StringRef::npos) {
+  to = std::min(to, output.size());
+  for (size_t at = output.find(text, from); at != llvm::StringRef::npos && at + text.size() <= to;
+       at = output.find(text, at + 1))
+    if (acceptable(output, at, text))
+      return at;
+  return llvm::StringRef::npos;
 }
 
 } // namespace
@@ -171,6 +207,11 @@ std::vector<Case> loadAllCases(const std::string& root) {
 }
 
 std::string matchChecks(llvm::StringRef output, llvm::ArrayRef<Check> checks) {
+  for (const Check& c : checks) // CHECK-NOWHERE: anywhere in the output is too much
+    if (c.kind == CheckKind::Nowhere)
+      if (size_t at = output.find(c.text); at != llvm::StringRef::npos)
+        return fmt::format("line {}: CHECK-NOWHERE: '{}' found on output line {}", c.line, c.text,
+                           lineOf(output, at));
   size_t pos = 0;       // where the next CHECK starts searching
   bool matched = false; // whether any positive check matched yet
   std::vector<const Check*> nots;
@@ -189,12 +230,13 @@ std::string matchChecks(llvm::StringRef output, llvm::ArrayRef<Check> checks) {
     size_t found = llvm::StringRef::npos;
     switch (c.kind) {
     case CheckKind::Error:
+    case CheckKind::Nowhere:
       continue;
     case CheckKind::Not:
       nots.push_back(&c);
       continue;
     case CheckKind::Check:
-      found = output.find(c.text, pos);
+      found = findMatch(output, c.text, pos);
       if (found == llvm::StringRef::npos)
         return fmt::format("line {}: CHECK: '{}' not found after output line {}", c.line, c.text,
                            lineOf(output, pos));
@@ -209,11 +251,10 @@ std::string matchChecks(llvm::StringRef output, llvm::ArrayRef<Check> checks) {
         lineStart = nl + 1;
       }
       llvm::StringRef line = output.drop_front(lineStart).split('\n').first;
-      size_t at = line.find(c.text);
-      if (at == llvm::StringRef::npos)
+      found = findMatch(output, c.text, lineStart, lineStart + line.size());
+      if (found == llvm::StringRef::npos)
         return fmt::format("line {}: CHECK-NEXT: '{}' not on output line {}: '{}'", c.line, c.text,
                            lineOf(output, lineStart), line.str());
-      found = lineStart + at;
       break;
     }
     }

@@ -4,10 +4,19 @@
 // tests/golden/<suite>/<name>.gir holds cases separated by a line `// -----`. Each
 // case is .gir text plus expectation comments:
 //
-//   // CHECK: text        text appears in the output, after the previous match
-//   // CHECK-NEXT: text   text appears on the line after the previous match's line
-//   // CHECK-NOT: text    text does not appear between the neighbouring matches
-//   // ERROR: text        the case fails with a graphc::Error whose what() holds text
+//   // CHECK: text          text appears in the output, after the previous match
+//   // CHECK-NEXT: text     text appears on the line after the previous match's line
+//   // CHECK-NOT: text      text does not appear between the neighbouring matches
+//   //                      (FileCheck's rule: after the last match, up to the end)
+//   // CHECK-NOWHERE: text  text appears nowhere in the output
+//   // ERROR: text          the case fails with a graphc::Error whose what() holds text
+//
+// A CHECK or CHECK-NEXT text matches neither inside a word (`%x` is not found in
+// `%xw`, `group 1` not in `group 10`) nor part of a line's trailing `//` comment: a
+// text that reaches into the comment (the suite's annotation: fusion group, facts,
+// reasons) runs to the end of the line, so `%a = exp %x : f64[2]  // group 0` does
+// not match `... // group 0; not fused with %x: ...`. CHECK-NOT and CHECK-NOWHERE
+// look for plain substrings.
 //
 // Error positions are relative to the case (its first line is line 1); an ERROR
 // text starting with `line:col:` must match right after the file name. A suite
@@ -46,7 +55,7 @@ const std::map<std::string, SuiteFn>& suites();
   static const bool graphcGoldenSuite_##name = ::graphc::golden::registerSuite(#name, __VA_ARGS__)
 
 /// The kinds of expectation comment.
-enum class CheckKind { Check, Next, Not, Error };
+enum class CheckKind { Check, Next, Not, Nowhere, Error };
 
 /// One expectation comment.
 struct Check {

@@ -43,6 +43,33 @@ TEST(GoldenHarness, CheckNot) {
             "");
 }
 
+// A node moved to another fusion group, or given a reason not to fuse, is no longer
+// the line the check names; nor is a longer name or number.
+TEST(GoldenHarness, ChecksMatchWholeAnnotationsAndWords) {
+  const char* out = "  %a = exp %x : f64[2]  // group 0; not fused with %x: a reason\n"
+                    "  %ab = neg %a : f64[2]  // group 10\n";
+  auto match = [&](const char* checks) { return matchChecks(out, checksOf(checks)); };
+  EXPECT_NE(match("// CHECK: %a = exp %x : f64[2]  // group 0"), "");
+  EXPECT_NE(match("// CHECK: group 0;"), "");
+  EXPECT_EQ(match("// CHECK: %a = exp %x : f64[2]  // group 0; not fused with %x: a reason"), "");
+  EXPECT_EQ(match("// CHECK: %a = exp %x"), "");
+  EXPECT_NE(match("// CHECK: group 1"), "");
+  EXPECT_EQ(match("// CHECK: group 10"), "");
+  EXPECT_NE(match("// CHECK: = neg %a : f64[2]  // group 1"), "");
+  EXPECT_EQ(match("// CHECK: %ab = neg %a"), "");
+  EXPECT_NE(match("// CHECK: %a = exp\n// CHECK-NEXT: %a ="), ""); // %a is not %ab
+  EXPECT_EQ(match("// CHECK: %a = exp\n// CHECK-NEXT: = neg %a : f64[2]  // group 10"), "");
+  EXPECT_NE(match("// CHECK: %a = exp\n// CHECK-NEXT: // group 1"), "");
+}
+
+TEST(GoldenHarness, CheckNowhere) {
+  EXPECT_EQ(matchChecks(kOut, checksOf("// CHECK: return\n// CHECK-NOWHERE: exp")), "");
+  // Unlike a CHECK-NOT after the last match, it sees the lines before it too.
+  EXPECT_EQ(matchChecks(kOut, checksOf("// CHECK: return\n// CHECK-NOT: neg")), "");
+  EXPECT_NE(matchChecks(kOut, checksOf("// CHECK: return\n// CHECK-NOWHERE: neg")), "");
+  EXPECT_NE(matchChecks(kOut, checksOf("// CHECK-NOWHERE: graph @g")), "");
+}
+
 TEST(GoldenHarness, SplitsCasesAndLines) {
   std::vector<Case> cs = splitCases("a\n// -----\nb\n// CHECK: x\n// -----\n", "s", "s/f.gir");
   ASSERT_EQ(cs.size(), 2u);

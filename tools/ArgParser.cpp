@@ -31,15 +31,23 @@ const ArgParser::Spec* ArgParser::find(llvm::StringRef name) const {
   return nullptr;
 }
 
-void ArgParser::assign(const Spec& spec, llvm::StringRef value) const {
+void ArgParser::assign(const Spec& spec, llvm::StringRef value,
+                       std::vector<std::string>& given) const {
+  if (value.empty())
+    throw UsageError(fmt::format("option --{} needs a value", spec.name));
   if (!spec.choices.empty() && !llvm::is_contained(spec.choices, value))
     throw UsageError(fmt::format("invalid value '{}' for --{} (expected {})", value.str(),
                                  spec.name, fmt::join(spec.choices, " or ")));
+  if (llvm::is_contained(given, spec.name))
+    throw UsageError(fmt::format("option --{} is given twice ('{}', then '{}')", spec.name,
+                                 *spec.value, value.str()));
+  given.push_back(spec.name);
   *spec.value = value.str();
 }
 
 std::optional<std::vector<std::string>> ArgParser::parse(llvm::ArrayRef<std::string> args) const {
   std::vector<std::string> positionals;
+  std::vector<std::string> given; // the options that got a value so far
   for (size_t i = 0; i < args.size(); ++i) {
     llvm::StringRef arg = args[i];
     if (arg == "--") {
@@ -62,7 +70,7 @@ std::optional<std::vector<std::string>> ArgParser::parse(llvm::ArrayRef<std::str
       }
       if (i + 1 == args.size())
         throw UsageError(fmt::format("option {} needs a value", arg.str()));
-      assign(*s, args[++i]);
+      assign(*s, args[++i], given);
       continue;
     }
     auto [name, value] = arg.drop_while([](char c) { return c == '-'; }).split('=');
@@ -75,9 +83,9 @@ std::optional<std::vector<std::string>> ArgParser::parse(llvm::ArrayRef<std::str
         throw UsageError(fmt::format("option --{} takes no value", spec->name));
       *spec->flag = true;
     } else if (hasValue) {
-      assign(*spec, value);
+      assign(*spec, value, given);
     } else if (i + 1 < args.size()) {
-      assign(*spec, args[++i]);
+      assign(*spec, args[++i], given);
     } else {
       throw UsageError(fmt::format("option --{} needs a value", spec->name));
     }

@@ -35,8 +35,9 @@ public:
 
   /// A boolean flag `--name`; sets `*out` to true when given.
   void flag(llvm::StringRef name, llvm::StringRef help, bool* out);
-  /// A flag with a value, `--name=VALUE`. When `choices` is not empty the value must
-  /// be one of them. `*out` keeps its (default) value when the flag is absent.
+  /// A flag with a value, `--name=VALUE`, given at most once and not empty. When
+  /// `choices` is not empty the value must be one of them. `*out` keeps its (default)
+  /// value when the flag is absent.
   void option(llvm::StringRef name, llvm::StringRef metavar, llvm::StringRef help, std::string* out,
               std::vector<std::string> choices = {});
 
@@ -67,7 +68,9 @@ private:
     char letter = 0; ///< `-letter` stands for `--name`; 0 for none
   };
   const Spec* find(llvm::StringRef name) const;
-  void assign(const Spec& spec, llvm::StringRef value) const;
+  /// Sets the option's value; throws UsageError when it is empty, not one of the
+  /// choices, or the option is in `given` (a second value would be ambiguous).
+  void assign(const Spec& spec, llvm::StringRef value, std::vector<std::string>& given) const;
 
   std::string command_, positionals_, description_;
   std::vector<Spec> specs_;

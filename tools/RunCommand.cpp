@@ -55,7 +55,10 @@ std::map<std::string, std::string> takeInputs(std::vector<std::string>& args) {
     auto [name, path] = llvm::StringRef(spec).split('=');
     if (name.empty() || path.empty())
       throw UsageError(fmt::format("--input '{}' is not NAME=PATH.npy", spec));
-    inputs[name.ltrim('%').str()] = path.str();
+    auto [it, added] = inputs.emplace(name.ltrim('%').str(), path.str());
+    if (!added)
+      throw UsageError(fmt::format("--input {} is given twice ({}, then {})", it->first, it->second,
+                                   path.str()));
   }
   args = std::move(rest);
   return inputs;
@@ -202,15 +205,20 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
 
   ir::Module module = batchedModule(loadModule(*file), batchText);
   const ir::Graph* g = nullptr;
+  std::vector<std::string> names;
+  for (const auto& graph : module.graphs)
+    names.push_back("@" + graph->name());
   if (!graphName.empty()) {
+    graphName = llvm::StringRef(graphName).ltrim('@').str(); // --graph @g names @g too
     g = module.find(graphName);
     if (!g)
-      throw Error(fmt::format("{} has no graph @{}", *file, graphName));
+      throw Error(fmt::format("{} has no graph @{} (its graphs: {})", *file, graphName,
+                              fmt::join(names, ", ")));
   } else if (module.graphs.size() == 1) {
     g = module.graphs.front().get();
   } else {
-    throw UsageError(
-        fmt::format("{} holds {} graphs; choose one with --graph", *file, module.graphs.size()));
+    throw UsageError(fmt::format("{} holds {} graphs ({}); choose one with --graph", *file,
+                                 module.graphs.size(), fmt::join(names, ", ")));
   }
   checkInputNames(*g, files);
 

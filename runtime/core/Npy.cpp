@@ -2,6 +2,7 @@
 #include "runtime/core/Npy.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -222,9 +223,11 @@ Array readNpy(const std::string& path) {
 
 void writeNpy(const std::string& path, const Array& a) {
   std::string bytes = encodeNpy(a);
+  errno = 0;
   std::ofstream out(path, std::ios::binary);
-  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())))
-    throw Error(fmt::format("{}: cannot write", path));
+  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) || !out.flush())
+    throw Error(fmt::format("{}: cannot write{}", path,
+                            errno ? std::string(": ") + std::strerror(errno) : ""));
 }
 
 } // namespace graphc

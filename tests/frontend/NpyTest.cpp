@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <unistd.h>
 
 namespace graphc {
 namespace {
@@ -117,6 +118,26 @@ TEST(Npy, RejectsWhatItCannotRead) {
                  "version 3.0");
   expectNpyError(npyBytes(1, "{'descr': '<f8', 'shape': (2, 2), }", data), "fortran_order");
   EXPECT_THROW(readNpy(::testing::TempDir() + "/does_not_exist.npy"), Error);
+}
+
+// A file that cannot be made or written names its path and why; nothing is left.
+TEST(Npy, WritingWhereNoFileCanBeMadeIsAnError) {
+  Array a = Array::zeros(ir::DType::F64, {2});
+  std::string dir = ::testing::TempDir() + "/npy_unwritable_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  auto expectWriteError = [&](const std::string& path, const std::string& why) {
+    try {
+      writeNpy(path, a);
+      FAIL() << "expected graphc::Error for " << path;
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find(path + ": cannot write"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find(why), std::string::npos) << e.message();
+    }
+  };
+  expectWriteError(dir + "/missing/x.npy", "No such file or directory");
+  expectWriteError(dir, "Is a directory");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/missing"));
+  std::filesystem::remove_all(dir);
 }
 
 /// A version 1.0 file whose header is exactly `dict` (no padding, no newline).

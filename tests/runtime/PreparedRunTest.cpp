@@ -150,6 +150,25 @@ TEST(PreparedRun, CallerArraysAreChecked) {
   EXPECT_NO_THROW(exe->finish()); // the rejected enqueue queued nothing
 }
 
+// A device array (here a host pointer labelled cuda memory: nothing dereferences it)
+// is refused by the cpu backends, whichever way the run is asked for, naming the input.
+TEST(PreparedRun, DeviceInputsAreRefusedByTheCpuBackends) {
+  auto g = ir::parseGraph(kGraph);
+  for (const char* backend : {"cpu", "cpu-unfused"}) {
+    SCOPED_TRACE(backend);
+    auto exe = getBackend(backend).compile(*g);
+    std::vector<Array> in = randomInputs(*g, 6), outs = outputsFor(*exe);
+    std::vector<Array> onDevice = in;
+    onDevice[1] = Array::wrapRaw(ir::DType::F64, in[1].rawData(), {16, 4}, {}, Device::Cuda);
+    expectError([&] { exe->run(onDevice); }, "@prep: input 1 (%w) is in cuda memory");
+    expectError([&] { exe->run(onDevice); }, "backend needs host arrays");
+    expectError([&] { exe->run(onDevice, outs); }, "@prep: input 1 (%w) is in cuda memory");
+    expectError([&] { exe->enqueue(onDevice, outs); }, "@prep: input 1 (%w) is in cuda memory");
+    EXPECT_NO_THROW(exe->finish());
+    EXPECT_EQ(exe->run(in).size(), 2u); // the executable still runs host arrays
+  }
+}
+
 TEST(PreparedRun, ConcurrentRunsAgreeWithSequentialOnes) {
   auto g = ir::parseGraph(kGraph);
   auto exe = getBackend("cpu").compile(*g);

@@ -60,8 +60,27 @@ TEST(GraphcRun, MisuseIsAClearError) {
            {{"run", one, "--random-inputs", "--repeat", "0"},
             2,
             "--repeat '0' is not a positive number"},
-           {{"run", two, "--random-inputs"}, 2, "holds 2 graphs; choose one with --graph"},
-           {{"run", two, "--random-inputs", "--graph", "c"}, 1, "has no graph @c"},
+           {{"run", one, "--random-inputs", "--seed", "1.5"}, 2, "--seed '1.5' is not a number"},
+           {{"run", one, "--random-inputs", "--seed", "99999999999999999999"},
+            2,
+            "--seed '99999999999999999999' is not a number"},
+           {{"run", one, "--input", "x=" + notNpy, "--input", "%x=" + file},
+            2,
+            "--input x is given twice (" + notNpy + ", then " + file + ")"},
+           {{"run", one, "--input=x"}, 2, "--input 'x' is not NAME=PATH.npy"},
+           {{"run", one, "--input", "=" + notNpy}, 2, "is not NAME=PATH.npy"},
+           {{"run", two, "--random-inputs"}, 2, "holds 2 graphs (@a, @b); choose one with --graph"},
+           {{"run", two, "--random-inputs", "--graph", "c"},
+            1,
+            "has no graph @c (its graphs: @a, @b)"},
+           {{"run", two, "--random-inputs", "--graph"}, 2, "option --graph needs a value"},
+           {{"run", two, "--random-inputs", "--graph="}, 2, "option --graph needs a value"},
+           {{"run", two, "--random-inputs", "--graph", "a", "--graph", "b"},
+            2,
+            "option --graph is given twice ('a', then 'b')"},
+           {{"run", two, "--random-inputs", "--backend", "gpu"},
+            2,
+            "invalid value 'gpu' for --backend"},
            {{"run", one, "--random-inputs", "--output-dir", file + "/out"},
             1,
             "--output-dir " + file + "/out: cannot create the directory: Not a directory"},
@@ -71,6 +90,16 @@ TEST(GraphcRun, MisuseIsAClearError) {
     EXPECT_EQ(r.exitCode, c.exitCode) << r.describe();
     EXPECT_THAT(r.err, HasSubstr(c.message)) << r.describe();
     EXPECT_THAT(r.err, ::testing::Not(HasSubstr("internal error"))) << r.describe();
+  }
+}
+
+// --graph takes the name with or without its '@'.
+TEST(GraphcRun, GraphNamesTakeTheirAt) {
+  std::string two = scratch("two.gir", kTwo);
+  for (const char* name : {"b", "@b"}) {
+    ToolResult r = runGraphc({"run", two, "--random-inputs", "--backend", "cpu", "--graph", name});
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    EXPECT_THAT(r.out, HasSubstr("@b on cpu")) << r.describe();
   }
 }
 

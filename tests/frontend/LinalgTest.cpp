@@ -48,7 +48,7 @@ Mats identity(int64_t batch, int64_t n) {
 
 class Linalg : public ::testing::TestWithParam<DType> {
 protected:
-  void SetUp() override { setDefaultBackend(testing::testBackend()); }
+  void SetUp() override { GRAPHC_USE_TEST_BACKEND(); }
   DType dt() const { return GetParam(); }
   double tol() const { return tolFor(dt()) * 100; }
   /// Well-conditioned SPD matrices: X X'/n + I.

@@ -18,7 +18,7 @@ using testing::tolFor;
 
 class Numeric : public ::testing::TestWithParam<DType> {
 protected:
-  void SetUp() override { setDefaultBackend(testing::testBackend()); }
+  void SetUp() override { GRAPHC_USE_TEST_BACKEND(); }
   DType dt() const { return GetParam(); }
 };
 

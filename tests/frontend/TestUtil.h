@@ -18,12 +18,31 @@
 
 namespace graphc::testing {
 
-/// The backend the numeric suites run on: GRAPHC_TEST_BACKEND, else "cpu" (set it
-/// to "cuda" on a GPU machine to run them against the CUDA backend).
+/// The backend the numeric suites run on: GRAPHC_TEST_BACKEND, else "cpu" (ctest's
+/// `cuda.*` tests, label gpu, set it to "cuda").
 inline std::string testBackend() {
   const char* env = std::getenv("GRAPHC_TEST_BACKEND");
   return env && *env ? env : "cpu";
 }
+
+/// Why testBackend() cannot run on this machine (a build's backend without its
+/// device); empty when it can, or when the build has no backend of that name (then
+/// setDefaultBackend() fails the test, naming it).
+inline std::string testBackendUnavailable() {
+  for (const BackendInfo& b : knownBackends())
+    if (b.name == testBackend())
+      return b.unavailable;
+  return "";
+}
+
+/// SetUp() of a numeric suite: skips where testBackend() cannot run, else makes it
+/// the DSL's backend.
+#define GRAPHC_USE_TEST_BACKEND()                                                                  \
+  do {                                                                                             \
+    if (std::string why = ::graphc::testing::testBackendUnavailable(); !why.empty())               \
+      GTEST_SKIP() << "backend " << ::graphc::testing::testBackend() << ": " << why;               \
+    setDefaultBackend(::graphc::testing::testBackend());                                           \
+  } while (0)
 
 /// A random normal array of `dtype` and `shape`.
 inline Array randn(DType dtype, llvm::ArrayRef<int64_t> shape, uint64_t seed) {

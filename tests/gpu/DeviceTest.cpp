@@ -1,13 +1,27 @@
 //===- tests/gpu/DeviceTest.cpp - Device discovery ------------------------===//
 #include "GpuTestUtil.h"
 
+#include <gmock/gmock.h>
+
 #include <cstdio>
+#include <string>
 
 using namespace graphc::cuda;
 
-TEST(Device, AvailabilityIsStable) {
-  // Never throws, with or without a driver, and answers the same each time.
-  EXPECT_EQ(cudaAvailable(), cudaAvailable());
+// The answer is the runtime's own (a driver and at least one device), with a reason
+// exactly when it is no; without a device, asking for one is an error, not a crash.
+TEST(Device, AvailabilityAgreesWithTheRuntime) {
+  int count = 0;
+  bool runtimeSeesOne = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  cudaGetLastError();
+  EXPECT_EQ(cudaAvailable(), runtimeSeesOne);
+  std::string why = cudaUnavailableReason();
+  EXPECT_EQ(why.empty(), cudaAvailable()) << why;
+  if (!cudaAvailable()) {
+    EXPECT_THAT(why, ::testing::AnyOf(::testing::HasSubstr("cudaGetDeviceCount"),
+                                      ::testing::HasSubstr("reports no CUDA device")));
+    EXPECT_THROW(deviceInfo(0), graphc::Error);
+  }
 }
 
 TEST(Device, QueryDescribesDeviceZero) {

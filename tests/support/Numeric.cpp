@@ -48,6 +48,39 @@ std::vector<Array> randomInputs(const ir::Graph& g, uint64_t seed) {
   return inputs;
 }
 
+std::vector<Array> boundedInputs(const ir::Graph& g, uint64_t seed) {
+  std::vector<Array> inputs;
+  for (const ir::Node* p : g.params()) {
+    const ir::TensorType& t = p->type();
+    std::mt19937_64 rng(seed++);
+    std::uniform_real_distribution<double> magnitude(1, 2);
+    Array a = Array::empty(t.dtype, t.shape);
+    visitDType(t.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        double sign = rng() % 2 ? 1 : -1;
+        double x = ir::isFloat(t.dtype)     ? sign * magnitude(rng)
+                   : ir::isInteger(t.dtype) ? sign * static_cast<double>(rng() % 5 + 1)
+                                            : static_cast<double>(rng() % 2);
+        a.data<T>()[i] = static_cast<T>(x);
+      }
+    });
+    inputs.push_back(a);
+  }
+  return inputs;
+}
+
+bool degenerate(const Array& a) {
+  std::vector<double> v = asDoubles(a);
+  bool allZero = true;
+  for (double x : v) {
+    if (!std::isfinite(x))
+      return true;
+    allZero = allZero && x == 0;
+  }
+  return allZero; // an empty array too
+}
+
 double relativeDifference(const Array& x, const Array& y) {
   if (x.shape() != y.shape())
     return INFINITY;

@@ -23,6 +23,15 @@ std::vector<double> asDoubles(const Array& x);
 /// random booleans.
 std::vector<Array> randomInputs(const ir::Graph& g, uint64_t seed);
 
+/// Random inputs for graphs of RandomGraphOptions::bounded, reproducible from `seed`:
+/// floats of magnitude in [1, 2] with random signs, integers in [-5, 5] without 0,
+/// random booleans.
+std::vector<Array> boundedInputs(const ir::Graph& g, uint64_t seed);
+
+/// True when `a` says little about the computation that made it: it is empty, or
+/// holds an infinity or a NaN, or is zero (false) everywhere.
+bool degenerate(const Array& a);
+
 /// max |x - y| / (1 + max |y|), NaNs equal to NaNs; infinity when the shapes, or
 /// where NaNs are, differ.
 double relativeDifference(const Array& x, const Array& y);

@@ -16,6 +16,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <set>
 
 namespace graphc::testing {
 namespace {
@@ -37,12 +38,20 @@ private:
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
   }
   bool coin(double p = 0.5) { return std::bernoulli_distribution(p)(rng_); }
-  int64_t dim() { return uniform(1, opts_.maxDim); }
+  /// A dimension in [1, maxDim]; with `bounded`, 1 only now and then (unit axes
+  /// make reductions and comparisons of single elements).
+  int64_t dim() {
+    if (opts_.bounded && opts_.maxDim > 1 && !coin(0.15))
+      return uniform(2, opts_.maxDim);
+    return uniform(1, opts_.maxDim);
+  }
   template <typename T> const T& choose(const std::vector<T>& xs) {
     return xs[static_cast<size_t>(uniform(0, static_cast<int64_t>(xs.size()) - 1))];
   }
 
   double randomDouble() {
+    if (opts_.bounded) // magnitude in [1, 2], either sign (no 0 when cast to an integer)
+      return (coin() ? 1 : -1) * std::uniform_real_distribution<double>(1, 2)(rng_);
     switch (uniform(0, 5)) {
     case 0:
       return static_cast<double>(uniform(-3, 3));
@@ -93,8 +102,11 @@ private:
     if (opts_.nameNodes && coin(0.3))
       name = choose(std::vector<std::string>{"a", "b", "tmp_1", "x.y", "v"});
     Node* n = g_.create(op, operands, attrs, types, {}, name);
+    for (Value v : operands)
+      used_.insert({v.node, v.index});
     for (unsigned i = 0; i < n->numResults(); ++i)
-      pool_.push_back(n->result(i));
+      if (!opts_.bounded || std::find(pool_.begin(), pool_.end(), n->result(i)) == pool_.end())
+        pool_.push_back(n->result(i)); // (bounded: once, though hash-consing may return it)
     return n;
   }
 
@@ -150,7 +162,7 @@ private:
       attrs.set("value", xs);
     }
     if (op == Op::Iota)
-      attrs.set("axis", uniform(0, t.rank() - 1));
+      attrs.set("axis", someAxis(t));
     return create(op, {}, attrs, {t})->result();
   }
 
@@ -162,6 +174,8 @@ private:
         fits.push_back(v);
     if (fits.empty() || coin(0.15))
       return {};
+    if (opts_.bounded && coin(0.5)) // chains: the newest value that fits
+      return fits.back();
     return choose(fits);
   }
 
@@ -175,6 +189,34 @@ private:
   /// A value of exactly type `t`.
   Value ofType(const TensorType& t) {
     return pickOr([&](const TensorType& u) { return u == t; }, [&] { return t; });
+  }
+
+  /// A second operand of `a`'s type: with `bounded`, another value than `a` where
+  /// the pool has one (a - a, a < a and select(c, a, a) are trivial).
+  Value secondOperand(Value a) {
+    if (!opts_.bounded)
+      return ofType(a.type());
+    std::vector<Value> others;
+    for (Value v : pool_)
+      if (v != a && v.type() == a.type())
+        others.push_back(v);
+    return others.empty() || coin(0.15) ? fresh(a.type()) : choose(others);
+  }
+
+  /// With `bounded`, tanh(x) for a float x: what exp and divisors are built on.
+  Value squashed(Value x) {
+    if (!opts_.bounded || !isFloat(x.type().dtype))
+      return x;
+    return create(Op::Tanh, {x})->result();
+  }
+
+  /// An axis of `t` longer than 1 when `bounded` and there is one, else any axis.
+  int64_t someAxis(const TensorType& t) {
+    std::vector<int64_t> longer;
+    for (int64_t i = 0; i < t.rank(); ++i)
+      if (t.shape[i] > 1)
+        longer.push_back(i);
+    return opts_.bounded && !longer.empty() ? choose(longer) : uniform(0, t.rank() - 1);
   }
 
   /// True when the typing rules accept op(types){attrs}.
@@ -220,6 +262,7 @@ private:
   const RandomGraphOptions& opts_;
   std::map<Op, unsigned>& counts_;
   std::vector<Value> pool_;
+  std::set<std::pair<const Node*, unsigned>> used_; ///< values some node reads
 };
 
 void GraphBuilder::addElementwise(Op op, OpKind kind) {
@@ -228,17 +271,22 @@ void GraphBuilder::addElementwise(Op op, OpKind kind) {
   case OpKind::Binary:
   case OpKind::Compare: {
     unsigned arity = kind == OpKind::Unary ? 1 : 2;
+    // With `bounded`, exp and div take floats: their operand and divisor are squashed.
+    bool floatsOnly = opts_.bounded && (op == Op::Exp || op == Op::Div);
     Value a = pickOr(
         [&](const TensorType& t) {
-          return accepts(op, llvm::SmallVector<TensorType, 2>(arity, t));
+          return (!floatsOnly || isFloat(t.dtype)) &&
+                 accepts(op, llvm::SmallVector<TensorType, 2>(arity, t));
         },
         [&] {
           return TensorType(coin() ? DType::F32 : DType::F64, randomShape(0, opts_.maxRank));
         });
     if (arity == 1)
-      create(op, {a});
+      create(op, {op == Op::Exp ? squashed(a) : a});
+    else if (op == Op::Div && opts_.bounded) // a / exp(tanh(b)): a divisor in [1/e, e]
+      create(op, {a, create(Op::Exp, {squashed(secondOperand(a))})->result()});
     else
-      create(op, {a, ofType(a.type())});
+      create(op, {a, secondOperand(a)});
     return;
   }
   case OpKind::Logical: {
@@ -256,7 +304,7 @@ void GraphBuilder::addElementwise(Op op, OpKind kind) {
                      [&] { return TensorType(DType::Bool, randomShape(0, opts_.maxRank)); });
     Value a = pickOr([&](const TensorType& t) { return t.shape == c.type().shape; },
                      [&] { return TensorType(randomDType(false), c.type().shape); });
-    create(op, {c, a, ofType(a.type())});
+    create(op, {c, a, secondOperand(a)});
     return;
   }
   case OpKind::Cast: {
@@ -326,6 +374,8 @@ void GraphBuilder::addShape(Op op) {
     std::vector<int64_t> start, stop, stride;
     for (int64_t d : x.type().shape) {
       int64_t a = uniform(0, d), b = uniform(0, d);
+      if (opts_.bounded) // not empty
+        a = uniform(0, d - 1), b = uniform(a + 1, d);
       start.push_back(std::min(a, b));
       stop.push_back(std::max(a, b));
       stride.push_back(uniform(1, 3));
@@ -372,13 +422,32 @@ void GraphBuilder::addShape(Op op) {
 
 void GraphBuilder::addReduce(Op op) {
   Attrs probe{{"axes", std::vector<int64_t>{}}};
+  // With `bounded`, a variance or an arg-reduction reduces an axis longer than 1
+  // (else it is 0 everywhere).
+  bool trivialIfShort = op == Op::Var || op == Op::Argmin || op == Op::Argmax;
+  bool needsLongAxis = opts_.bounded && trivialIfShort;
+  auto hasLongAxis = [](const TensorType& t) {
+    return std::any_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d > 1; });
+  };
   Value x = pickOr(
-      [&](const TensorType& t) { return accepts(op, {t}, probe); },
-      [&] { return TensorType(coin() ? DType::F32 : DType::F64, randomShape(0, opts_.maxRank)); });
+      [&](const TensorType& t) {
+        return (!needsLongAxis || hasLongAxis(t)) && accepts(op, {t}, probe);
+      },
+      [&] {
+        Shape shape = randomShape(needsLongAxis ? 1 : 0, opts_.maxRank);
+        if (needsLongAxis && !hasLongAxis(TensorType(DType::F64, shape)))
+          shape.back() = std::max<int64_t>(2, opts_.maxDim);
+        return TensorType(coin() ? DType::F32 : DType::F64, shape);
+      });
   std::vector<int64_t> axes;
   for (int64_t i = 0; i < x.type().rank(); ++i)
     if (coin())
       axes.push_back(i);
+  if (needsLongAxis && x.type().rank() > 0) {
+    int64_t axis = someAxis(x.type());
+    if (std::find(axes.begin(), axes.end(), axis) == axes.end())
+      axes.insert(std::upper_bound(axes.begin(), axes.end(), axis), axis);
+  }
   Attrs attrs{{"axes", axes}};
   if (coin())
     attrs.set("keepdims", true);
@@ -479,6 +548,15 @@ void GraphBuilder::addOp(Op op) {
 void GraphBuilder::addOutputs() {
   if (pool_.empty())
     fresh(randomType());
+  if (opts_.bounded) { // the newest values no node reads: most of the graph is live
+    unsigned n = 0;
+    for (auto it = pool_.rbegin(); it != pool_.rend() && n < opts_.maxOutputs; ++it)
+      if (!used_.count({it->node, it->index}) && it->node->op() != Op::Parameter)
+        g_.addOutput(*it), ++n;
+    if (n == 0)
+      g_.addOutput(pool_.back());
+    return;
+  }
   g_.addOutput(pool_.back());
   for (int64_t i = uniform(0, opts_.maxOutputs - 1); i > 0; --i)
     g_.addOutput(choose(pool_));

@@ -29,6 +29,14 @@ struct RandomGraphOptions {
   int64_t maxDim = 4;      ///< dimensions of fresh values are in [1, maxDim]
   bool floatOnly = false;  ///< every dtype drawn is f32 or f64 (casts included)
   bool nameNodes = true;   ///< give some nodes (possibly clashing) names
+  /// Keep values finite and non-trivial on inputs of magnitude [1, 2]
+  /// (boundedInputs), and most nodes live: constants of that magnitude, few unit
+  /// axes, non-empty slices, exp and divisors of floats through tanh (exp of
+  /// [-1, 1]), the second operand of a binary op, compare or select another value
+  /// than the first where the pool has one, iota, var and arg-reductions along axes
+  /// longer than 1, operands often the newest value that fits, and the outputs the
+  /// newest values nothing reads.
+  bool bounded = false;
   std::vector<ir::Op> ops; ///< ops to draw from; empty means every op of the table
 };
 

@@ -36,14 +36,13 @@ template <typename T> void Call<T>::syrk(const T* x, T* c) {
   if (k == 0)
     return zero(c, mc);
   const SmallBatched& small = kernels_.small();
-  passes::SyrkRoute route = syrkRoute(n_);
-  if (route == passes::SyrkRoute::TallGram)
+  if (route_ == Route::TallGram)
     return small.tallGram(mc.batch, k, mc.rows, x, s_.partials, c, stream_);
-  if (route == passes::SyrkRoute::SmallGram && small.fitsGram(mc.rows, sizeof(T)))
+  if (route_ == Route::SmallGram)
     return small.gram(mc.batch, mc.rows, k, x, c, stream_);
   // X row-major is X' column-major: X X' = (X')' X' is syrk with op T, or one
   // gemm with ops T, N.
-  if (route != passes::SyrkRoute::Syrk)
+  if (route_ == Route::GemmGram)
     GRAPHC_CUDA_CHECK(Lib<T>::gemmStridedBatched(
         blas_, trans ? CUBLAS_OP_N : CUBLAS_OP_T, trans ? CUBLAS_OP_T : CUBLAS_OP_N, toInt(mc.rows),
         toInt(mc.rows), toInt(k), &one_, x, mx.ld(), mx.size(), x, mx.ld(), mx.size(), &zero_, c,
@@ -64,15 +63,15 @@ template <typename T> void Call<T>::triangularSolve(const T* a, const T* rhs, T*
   bool trans = flag("transpose_a"), unit = flag("unit_diagonal");
   Matrices ma = operand(0), mx = result(0);
   const SmallBatched& small = kernels_.small();
-  if (!right && ma.rows <= policy().smallSolveMaxN && mx.cols <= policy().smallSolveMaxCols &&
-      small.fitsTriangularSolve(ma.rows, mx.cols, sizeof(T)))
+  if (route_ == Route::SmallTrsm)
     return small.triangularSolve(mx.batch, ma.rows, mx.cols, a, rhs, x, {lower, trans, unit}, info_,
                                  stream_);
   if (!unit) // run() zeroed the info words
     launch("firstZeroDiagonal", ma.batch * ma.rows, {&ma.batch, &ma.rows, &a, &info_});
-  if (auto blocked = blockedSolve(n_)) {
+  if (route_ == Route::BlockedTrsm) {
+    BlockedSolve blocked = *blockedSolve(n_);
     for (int64_t b = 0; b < mx.batch; ++b)
-      solveByBlocks(blas_, small, stream_, *blocked, a + b * ma.size(), rhs + b * mx.size(),
+      solveByBlocks(blas_, small, stream_, blocked, a + b * ma.size(), rhs + b * mx.size(),
                     x + b * mx.size(), static_cast<T*>(s_.matrix));
     return;
   }
@@ -86,12 +85,12 @@ template <typename T> void Call<T>::triangularSolve(const T* a, const T* rhs, T*
   int m = toInt(mx.cols), n = toInt(mx.rows);
   // One vector: SmallBatched's kernel, 0.14 ms at n = 3000 (H200, f64), against
   // 0.19 for trsv and 1.48 for trsm. X op(A) = B for a row is op(A)' X' = B'.
-  if (oneVector(n_)) {
+  if (route_ == Route::VectorTrsm) {
     small.solveVector(mx.batch, ma.rows, a, ma.size(), {lower, trans != right, unit}, x, mx.size(),
                       s_.info, stream_);
     return;
   }
-  if (mx.batch == 1)
+  if (route_ == Route::Trsm)
     GRAPHC_CUDA_CHECK(
         Lib<T>::trsm(blas_, side, uplo, op, diag, m, n, &one_, a, ma.ld(), x, mx.ld()));
   else

@@ -11,12 +11,14 @@
 #include "runtime/cuda/Library.h"
 
 #include "ir/OpCases.h"
+#include "passes/RoutePolicy.h"
 
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/Device.h"
 #include "runtime/cuda/HelperKernels.h"
 #include "runtime/cuda/LibraryCall.h"
 #include "runtime/cuda/LibraryPlan.h"
+#include "runtime/cuda/LibraryRoute.h"
 #include "support/Error.h"
 
 #include <cstring>
@@ -249,6 +251,8 @@ void LibraryContext::run(const ir::Node& n, llvm::ArrayRef<const void*> inputs,
   }
   if (n.op() == Op::Trace)
     return runTrace(*kernels_, n, inputs[0], outputs[0], stream_);
+  if (passes::logRoutes() && logged_.insert(&n).second)
+    logRoute(n);
   int* info = count > 0 ? deviceInfo : s.info;
   if (widens(n, singleInDouble_))
     return runWidened(*this, *kernels_, n, s, inputs, outputs, info);
@@ -257,6 +261,18 @@ void LibraryContext::run(const ir::Node& n, llvm::ArrayRef<const void*> inputs,
     Call<T> call(*this, *kernels_, n, s, info);
     runFloat(call, n.op(), inputs, outputs);
   });
+}
+
+void LibraryContext::logRoute(const ir::Node& n) const {
+  bool wide = widens(n, singleInDouble_);
+  size_t elementSize = wide ? sizeof(double) : ir::dtypeSize(n.operand(0).type().dtype);
+  library::Route route =
+      library::chooseRoute(n, elementSize, {*kernels_, batchedFactorizations_, qrRoute_, sharing_});
+  std::string operands;
+  for (ir::Value v : n.operands())
+    operands += (operands.empty() ? "" : ", ") + v.type().str();
+  fmt::print(stderr, "[graphc] route: {} of {}{}: {}\n", ir::opName(n.op()).str(), operands,
+             wide ? " (in f64)" : "", library::routeName(route));
 }
 
 bool LibraryContext::materialize(const ir::Node& n, void* out, int device, cudaStream_t stream) {

@@ -38,6 +38,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace graphc::cuda {
@@ -133,6 +134,9 @@ public:
   cusolverDnHandle_t cusolver() const { return cusolver_; }
 
 private:
+  /// Prints the route of `n` (GRAPHC_LOG=routes).
+  void logRoute(const ir::Node& n) const;
+
   int device_;
   cudaStream_t stream_;
   cublasHandle_t cublas_ = nullptr;
@@ -144,6 +148,7 @@ private:
   QrRoute qrRoute_ = QrRoute::Auto;
   bool sharing_ = false;
   bool singleInDouble_;
+  std::set<const ir::Node*> logged_; ///< nodes whose route was printed
 };
 
 } // namespace graphc::cuda

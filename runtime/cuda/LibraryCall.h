@@ -1,7 +1,8 @@
 //===- runtime/cuda/LibraryCall.h - One library call of one node -*- C++ -*-===//
 //
 // Internal to runtime/cuda/Library*.cpp. Call<T> runs one node with element type
-// T: each op is a method over the node's operands, results, workspace and stream,
+// T through the routine chooseRoute() picks (LibraryRoute.h): each op is a method
+// over the node's operands, results, workspace and stream,
 // written once for float and double through Lib<T> (Routines.h), which maps the S/D
 // routines of cuBLAS and cuSOLVER to one name. The products and triangular solves
 // are in BlasCalls.cpp, the factorizations and the ops built on them in
@@ -14,6 +15,7 @@
 #include "runtime/cuda/HelperKernels.h"
 #include "runtime/cuda/Library.h"
 #include "runtime/cuda/LibraryPlan.h"
+#include "runtime/cuda/LibraryRoute.h"
 #include "runtime/cuda/Routines.h"
 #include "support/Error.h"
 
@@ -30,8 +32,8 @@ public:
        int* info)
       : n_(n), s_(s), info_(info), kernels_(kernels), blas_(ctx.cublas()), solver_(ctx.cusolver()),
         stream_(ctx.stream()),
-        batchedFactors_(ctx.batchedFactorizations() && batchedFactorization(operand(0))),
-        qrRoute_(ctx.qrRoute()), sharing_(ctx.sharing()) {}
+        route_(chooseRoute(n, sizeof(T),
+                           {kernels, ctx.batchedFactorizations(), ctx.qrRoute(), ctx.sharing()})) {}
 
   // BlasCalls.cpp
   void matmul(const T* a, const T* b, T* c);
@@ -119,9 +121,7 @@ private:
   cublasHandle_t blas_;
   cusolverDnHandle_t solver_;
   cudaStream_t stream_;
-  bool batchedFactors_; ///< LU and QR through the batched routines
-  LibraryContext::QrRoute qrRoute_;
-  bool sharing_; ///< LibraryContext::sharing()
+  Route route_;
   const T one_ = T(1), zero_ = T(0);
 };
 

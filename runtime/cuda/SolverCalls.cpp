@@ -18,7 +18,7 @@ using ir::Op;
 
 template <typename T> void Call<T>::solve(const T* a, const T* rhs, T* x) {
   Matrices mx = result(0);
-  if (SmallBatched::fitsLuSolve(mx.rows))
+  if (route_ == Route::TinyLu)
     return kernels_.small().luSolve(mx.batch, mx.rows, mx.cols, a, rhs, x, info_, stream_);
   LuFactors lu = factorLu(a, info_);
   if (mx.size() == 0)
@@ -36,14 +36,13 @@ template <typename T> void Call<T>::solve(const T* a, const T* rhs, T* x) {
 template <typename T> void Call<T>::cholesky(const T* a, T* l) {
   bool upper = flag("upper");
   Matrices m = operand(0);
-  const SmallBatched& small = kernels_.small();
-  if (m.rows <= policy().smallCholeskyMaxN && small.fitsCholesky(m.rows, sizeof(T)))
-    return small.cholesky(m.batch, m.rows, a, l, upper, info_, stream_);
+  if (route_ == Route::SmallCholesky)
+    return kernels_.small().cholesky(m.batch, m.rows, a, l, upper, info_, stream_);
   T* f = upper ? l : static_cast<T*>(s_.matrix);
   copy(a, f, m);
   if (m.size() == 0)
     return;
-  if (m.batch == 1)
+  if (route_ == Route::Potrf)
     GRAPHC_CUDA_CHECK(Lib<T>::potrf(solver_, CUBLAS_FILL_MODE_LOWER, toInt(m.rows), f, m.ld(),
                                     static_cast<T*>(s_.work), s_.lwork, info_));
   else
@@ -61,7 +60,7 @@ template <typename T> void Call<T>::lu(const T* a, T* p, T* l, T* u) {
   if (m.size() == 0)
     return;
   int *pivots = s_.pivots, *info = s_.info;
-  if (batchedFactors_)
+  if (route_ == Route::BatchedLu)
     launch("refactorSingular", m.batch, {&m.batch, &m.rows, &a, &f, &pivots, &info});
   zero(p, m);
   launch("permutation", m.batch * m.rows, {&m.batch, &m.rows, &pivots, &p});
@@ -79,21 +78,12 @@ template <typename T> void Call<T>::qr(const T* a, T* q, T* r) {
     zero(q, mq);
     return zero(r, mr);
   }
-  const ClusterQr& cluster = kernels_.qr();
-  int ctas =
-      qrRoute_ == LibraryContext::QrRoute::Library ? 0 : cluster.ctas(ma.rows, ma.cols, sizeof(T));
-  if (ctas &&
-      (qrRoute_ == LibraryContext::QrRoute::Cluster ||
-       passes::preferClusterQr(passes::RoutePolicy::gpu(), ma.batch, ma.rows, ma.cols, sharing_))) {
-    if (passes::logRoutes())
-      fmt::print(stderr, "[graphc] route: qr of {} x {} x {}: cluster of {} blocks\n", ma.batch,
-                 ma.rows, ma.cols, ctas);
-    return cluster.qr(ma.batch, ma.rows, ma.cols, a, q, r, stream_);
-  }
+  if (route_ == Route::ClusterQr)
+    return kernels_.qr().qr(ma.batch, ma.rows, ma.cols, a, q, r, stream_);
   T* f = static_cast<T*>(s_.matrix);
   T* tau = static_cast<T*>(s_.second);
   transpose(ma.batch, ma.rows, ma.cols, a, f);
-  if (batchedFactors_)
+  if (route_ == Route::BatchedQr)
     return batchedQr(f, tau, q, r);
   for (int64_t b = 0; b < ma.batch; ++b)
     GRAPHC_CUDA_CHECK(Lib<T>::geqrf(solver_, toInt(ma.rows), toInt(ma.cols), f + b * ma.size(),
@@ -112,7 +102,7 @@ template <typename T> void Call<T>::qr(const T* a, T* q, T* r) {
 /// column-major order, which is X row-major.
 template <typename T> void Call<T>::inverse(const T* a, T* x) {
   Matrices m = operand(0);
-  if (SmallBatched::fitsLuSolve(m.rows))
+  if (route_ == Route::TinyLu)
     return kernels_.small().luSolve<T>(m.batch, m.rows, m.rows, a, nullptr, x, info_, stream_);
   LuFactors lu = factorLu(a, info_);
   if (m.size() == 0)
@@ -139,7 +129,7 @@ template <typename T> typename Call<T>::LuFactors Call<T>::factorLu(const T* a, 
   if (m.size() == 0)
     return lu;
   transpose(m.batch, m.rows, m.cols, a, lu.factors);
-  if (batchedFactors_) {
+  if (route_ == Route::BatchedLu) {
     lu.items = pointers(lu.factors, m, 0);
     GRAPHC_CUDA_CHECK(Lib<T>::getrfBatched(blas_, toInt(m.rows), lu.items, m.ld(), s_.pivots, info,
                                            toInt(m.batch)));

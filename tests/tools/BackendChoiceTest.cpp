@@ -4,8 +4,9 @@
 // `graphc run --backend cuda` runs on the GPU where there is one (its checksums
 // agree with the cpu run's) and otherwise says that the build has the backend but
 // the machine cannot run it, before reading the input; `--backend auto` prints
-// which backend it chose and why. Whether a device is present is asked of the CUDA
-// runtime here, not of graphc.
+// which backend it chose and why; GRAPHC_LOG=routes names the routine each library
+// step runs through. Whether a device is present is asked of the CUDA runtime
+// here, not of graphc.
 //
 //===----------------------------------------------------------------------===//
 #include "RunTool.h"
@@ -99,4 +100,36 @@ TEST(GraphcRun, AutoSaysWhichBackendItChose) {
   ASSERT_EQ(named.exitCode, 0) << named.describe();
   EXPECT_THAT(named.out, StartsWith("@enkf on cpu-unfused: ")) << "no auto line when named";
   EXPECT_EQ(outputSums(named.out).size(), outputSums(r.out).size());
+}
+
+TEST(GraphcRun, RouteLogNamesTheRoutineOfEachLibraryStep) {
+  if (!devicePresent())
+    GTEST_SKIP() << "no CUDA device";
+  // One step of each kind, as written (no passes), at shapes whose routes differ.
+  const std::string graph =
+      R"(graph @routes(%x: f64[64,32,8], %s: f64[3,3], %t: f64[3,2], %m: f64[512,512]) {
+  %g = syrk %x
+  %e = eye : f64[64,32,32]
+  %a = add %g, %e
+  %l = cholesky %a
+  %z = solve %s, %t
+  %q:2 = qr %m
+  return %l, %z, %q#1
+}
+)";
+  setenv("GRAPHC_LOG", "routes", 1);
+  ToolResult r = runGraphc(
+      {"run", "-", "--random-inputs", "--backend", "cuda", "--passes", "none", "--repeat", "3"},
+      graph);
+  unsetenv("GRAPHC_LOG");
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  for (const char* line :
+       {"[graphc] route: syrk of f64[64,32,8]: cuBLAS gemm, then the mirror\n",
+        "[graphc] route: cholesky of f64[64,32,32]: SmallBatched's Cholesky kernel\n",
+        "[graphc] route: solve of f64[3,3], f64[3,2]: SmallBatched's LU in registers\n",
+        "[graphc] route: qr of f64[512,512]: cuSOLVER geqrf and orgqr per item\n"}) {
+    size_t at = r.err.find(line);
+    EXPECT_NE(at, std::string::npos) << line << " in\n" << r.err;
+    EXPECT_EQ(r.err.find(line, at + 1), std::string::npos) << "once, not every run: " << line;
+  }
 }

@@ -1,7 +1,8 @@
 # Locates graphc's third-party dependencies and wraps each in one imported target:
 #   graphc::llvm    LLVM ADT/Support from Debian's llvm-14-dev, linked statically
 #   graphc::llvm_jit  LLVM's IR, optimizer, X86 code generator and ORC JIT, linked
-#                   statically (the cpu backend's compiled kernels)
+#                   statically (the cpu backend's compiled kernels; only the IR
+#                   with GRAPHC_CPU_JIT=OFF)
 #   graphc::fmt     fmt, header-only
 #   graphc::lapack  LAPACKE + OpenBLAS (+ libgfortran/libquadmath), linked statically
 #   graphc::dlpack  dlpack.h, the tensor exchange format (Debian's libdlpack-dev)
@@ -25,9 +26,17 @@ target_link_libraries(graphc_llvm INTERFACE ${LLVM_SUPPORT_LIB} ${LLVM_DEMANGLE_
 add_library(graphc::llvm ALIAS graphc_llvm)
 
 # The static libraries of the components the cpu backend's JIT needs, as llvm-config
-# lists them (dependencies included, in link order); never libLLVM-14.so.
+# lists them (dependencies included, in link order); never libLLVM-14.so. With
+# GRAPHC_CPU_JIT=OFF only LLVM's IR (codegen/Llvm.h prints kernels as IR, for
+# `graphc dump --llvm`): no optimizer, code generator or JIT, kernels interpreted.
+option(GRAPHC_CPU_JIT "Compile the cpu backend's fused kernels with LLVM's ORC JIT" ON)
+if(GRAPHC_CPU_JIT)
+  set(GRAPHC_LLVM_JIT_COMPONENTS orcjit x86codegen passes irreader)
+else()
+  set(GRAPHC_LLVM_JIT_COMPONENTS core)
+endif()
 find_program(LLVM_CONFIG llvm-config PATHS ${GRAPHC_LLVM_ROOT}/bin NO_DEFAULT_PATH REQUIRED)
-execute_process(COMMAND ${LLVM_CONFIG} --link-static --libfiles orcjit x86codegen passes irreader
+execute_process(COMMAND ${LLVM_CONFIG} --link-static --libfiles ${GRAPHC_LLVM_JIT_COMPONENTS}
                 OUTPUT_VARIABLE LLVM_JIT_LIBS OUTPUT_STRIP_TRAILING_WHITESPACE
                 COMMAND_ERROR_IS_FATAL ANY)
 separate_arguments(LLVM_JIT_LIBS UNIX_COMMAND "${LLVM_JIT_LIBS}")

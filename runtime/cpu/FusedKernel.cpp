@@ -7,9 +7,11 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/FusedKernel.h"
 
+#include "runtime/cpu/ThreadPool.h"
+#if GRAPHC_CPU_JIT
 #include "runtime/cpu/CompiledKernel.h"
 #include "runtime/cpu/HostJit.h"
-#include "runtime/cpu/ThreadPool.h"
+#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -17,6 +19,10 @@
 #include <cstring>
 
 namespace graphc::cpu {
+
+bool hasCompiledKernels() {
+  return GRAPHC_CPU_JIT;
+}
 
 using codegen::Inst;
 using codegen::Space;
@@ -201,6 +207,11 @@ FusedKernel::FusedKernel(codegen::Kernel kernel, KernelMode mode) : k_(std::move
   // compile time grows faster than the run time falls.
   if (mode == KernelMode::Interpret || k_.insts.size() > kMaxCompiledInstructions)
     return;
+#if !GRAPHC_CPU_JIT
+  if (mode == KernelMode::Compile)
+    throw Error("GRAPHC_CPU_KERNELS=compile, but this graphc was built without the JIT "
+                "(GRAPHC_CPU_JIT=OFF): its cpu kernels are interpreted");
+#else
   std::string why;
   if (!HostJit::get(&why)) {
     if (mode == KernelMode::Compile)
@@ -220,6 +231,7 @@ FusedKernel::FusedKernel(codegen::Kernel kernel, KernelMode mode) : k_(std::move
   } catch (const Error&) {
     // An op without a host form: the interpreter runs it (and reports its errors).
   }
+#endif
 }
 
 void FusedKernel::evaluate(Scratch& sc, Space space, const std::vector<bool>& needed, int64_t start,
@@ -434,12 +446,14 @@ void FusedKernel::failIfEmpty() const {
 
 void FusedKernel::run(llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs) const {
   failIfEmpty();
+#if GRAPHC_CPU_JIT
   if (compiled_)
     return compiled_->run(
         k_, steps_, inputs, outputs,
         [](int64_t units, int64_t points, const std::function<void(int64_t, int64_t)>& f) {
           parallelFor(units, points, f);
         });
+#endif
   int64_t domainSize = ir::numElements(k_.domain);
   if (!k_.hasReduction()) {
     int64_t blocks = (domainSize + kBlock - 1) / kBlock;

@@ -11,7 +11,8 @@
 // By default a FusedKernel runs its kernel compiled to machine code
 // (runtime/cpu/CompiledKernel.h); the interpreter is the reference the compiled
 // kernels are tested against, and the fallback where LLVM cannot compile for the
-// machine or for a kernel (one of more than 2000 instructions). GRAPHC_CPU_KERNELS=interpret or
+// machine or for a kernel (one of more than 2000 instructions), and all there is in
+// a build without the JIT (CMake's GRAPHC_CPU_JIT=OFF). GRAPHC_CPU_KERNELS=interpret or
 // =compile forces either (compile: a JIT that cannot start is an error).
 //
 //===----------------------------------------------------------------------===//
@@ -26,6 +27,10 @@
 namespace graphc::cpu {
 
 class CompiledKernel;
+
+/// Whether this build compiles fused kernels (CMake's GRAPHC_CPU_JIT, ON by
+/// default); OFF, every kernel is interpreted and the binaries carry no JIT.
+bool hasCompiledKernels();
 
 /// How fused kernels run.
 enum class KernelMode : uint8_t {

@@ -5,8 +5,9 @@
 // cuSOLVER calls, the rare steps that run on the host, the constants, and where each
 // step finds its buffers in a run.
 //
-// A run happens on a lane: a stream with its own library handles and workspace (made
-// only when the program calls cuBLAS or cuSOLVER), the plan's slots, and the run's
+// A run happens on a lane (runtime/cuda/Lane.h): a stream with its own library handles
+// and workspace (made only when the program calls cuBLAS or cuSOLVER), the plan's slots,
+// and the run's
 // check words (library info words and kernel error words, zeroed at the start of a run
 // and copied at its end into a pinned ring the host reads after waiting). Lanes are
 // made once and kept: run() takes an idle one (concurrent callers get lanes of their
@@ -37,6 +38,7 @@
 #include "runtime/cuda/DataMovement.h"
 #include "runtime/cuda/Device.h"
 #include "runtime/cuda/HelperKernels.h"
+#include "runtime/cuda/Lane.h"
 #include "runtime/cuda/PrebuiltModules.h"
 #include "runtime/cuda/PreparedProgram.h"
 #include "runtime/cuda/RunBatch.h"
@@ -56,9 +58,6 @@ namespace {
 
 using ir::Value;
 
-/// Runs whose checks the deferred lane's ring holds before it must wait.
-constexpr size_t kRingRuns = 256;
-
 /// A device array of type `t` owning `buffer`'s memory. The memory goes back to the
 /// pool on the legacy stream when the array dies: runs synchronize before they
 /// return, so no stream still uses it then, and the executable may be gone.
@@ -73,25 +72,6 @@ Array newDeviceArray(const ir::TensorType& t, cudaStream_t s) {
   return adoptDeviceBuffer(
       t, DeviceBuffer(DevicePool::forDevice(0), std::max<int64_t>(t.bytes(), 1), s));
 }
-
-/// Pinned host ints (device copies into them can be captured in a graph).
-class PinnedInts {
-public:
-  explicit PinnedInts(size_t count) {
-    if (count)
-      GRAPHC_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p_), count * sizeof(int)));
-  }
-  PinnedInts(const PinnedInts&) = delete;
-  PinnedInts& operator=(const PinnedInts&) = delete;
-  ~PinnedInts() {
-    if (p_)
-      cudaFreeHost(p_);
-  }
-  int* data() const { return p_; }
-
-private:
-  int* p_ = nullptr;
-};
 
 /// The process's captures (captureCounts()).
 struct {
@@ -119,7 +99,7 @@ public:
         ScopedDevice on(0);
         helpers_ = &HelperKernels::forCurrentDevice();
       }
-    idle_.push_back(std::make_unique<Lane>(*this));
+    idle_.push_back(newLane());
     prepared_.uploadConstants(pool_, idle_.back()->stream);
   }
 
@@ -239,71 +219,9 @@ private:
     llvm::SmallVector<void*, 4> outputs;
   };
 
-  /// A non-blocking stream, waited for and destroyed with its owner.
-  class OwnedStream {
-  public:
-    OwnedStream() { GRAPHC_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-    OwnedStream(const OwnedStream&) = delete;
-    OwnedStream& operator=(const OwnedStream&) = delete;
-    ~OwnedStream() { // errors at teardown have nowhere to go
-      cudaStreamSynchronize(s_);
-      cudaStreamDestroy(s_);
-    }
-    operator cudaStream_t() const { return s_; }
-
-  private:
-    cudaStream_t s_ = nullptr;
-  };
-
-  /// An event without timing, destroyed with its owner.
-  class OwnedEvent {
-  public:
-    OwnedEvent() { GRAPHC_CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
-    OwnedEvent(const OwnedEvent&) = delete;
-    OwnedEvent& operator=(const OwnedEvent&) = delete;
-    ~OwnedEvent() { cudaEventDestroy(e_); }
-    operator cudaEvent_t() const { return e_; }
-
-  private:
-    cudaEvent_t e_ = nullptr;
-  };
-
-  /// A stream and everything a run on it needs (see the file comment). The stream
-  /// is declared first: everything else is released on it before it goes.
-  struct Lane {
-    explicit Lane(const CudaExecutable& exe)
-        : ring(exe.prepared_.checkWords() * (exe.prepared_.checkWords() ? kRingRuns : 0)) {
-      if (exe.prepared_.callsLibrary())
-        library.emplace(0, stream);
-      for (const PreparedStep& p : exe.prepared_.steps())
-        if (p.how == PreparedStep::How::Library)
-          library->reserve(*p.step->nodes.front());
-      for (const passes::Slot& s : exe.prepared_.program().slots())
-        slots.emplace_back(exe.pool_, std::max<int64_t>(s.bytes, 1), stream);
-      for (int param : exe.prepared_.staged())
-        staging.emplace_back(
-            exe.pool_, std::max<int64_t>(exe.signature().paramTypes[param].bytes(), 1), stream);
-      int64_t words = std::max<int64_t>(exe.prepared_.deviceWords(), 1);
-      checks = DeviceBuffer(exe.pool_, words * sizeof(int), stream);
-      GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
-    }
-    ~Lane() { cudaStreamSynchronize(stream); } // before the ring and buffers go
-
-    OwnedStream stream;
-    OwnedEvent callerReady, runDone;       ///< order runs on a caller's stream
-    std::optional<LibraryContext> library; ///< when the program calls the libraries
-    std::vector<DeviceBuffer> slots, staging;
-    DeviceBuffer checks;
-    PinnedInts ring;                               ///< kRingRuns runs' check words
-    std::unique_ptr<CapturedRun> graph;            ///< the captured run, once made
-    std::unique_ptr<RunBatch> batch;               ///< deferred runs of a oneKernel() program
-    bool noGraph = false;                          ///< capturing failed: run step by step
-    size_t queued = 0;                             ///< runs in the ring
-    std::vector<size_t> runs;                      ///< the numbers of the ring's runs
-    std::optional<RunFailure> failure;             ///< the first failure found so far
-    llvm::SmallVector<ByteRange, 8> reads, writes; ///< of its deferred runs since finish
-    OwnedEvent tail;                               ///< where another lane waits for it
-  };
+  std::unique_ptr<Lane> newLane() const {
+    return std::make_unique<Lane>(prepared_, pool_, signature().paramTypes);
+  }
 
   /// Holds an idle lane (or a new one) for one synchronous run.
   class LaneGuard {
@@ -317,7 +235,7 @@ private:
         }
       }
       if (!lane_)
-        lane_ = std::make_unique<Lane>(exe);
+        lane_ = exe.newLane();
     }
     ~LaneGuard() {
       std::lock_guard<std::mutex> lock(exe_.mutex_);
@@ -565,7 +483,7 @@ private:
   /// that run beside others choose their library routes for throughput.
   Lane& deferredLane(size_t run) {
     if (deferred_.empty()) {
-      deferred_.push_back(std::make_unique<Lane>(*this));
+      deferred_.push_back(newLane());
       Lane& first = *deferred_.front();
       if (prepared_.oneKernel())
         first.batch = std::make_unique<RunBatch>(*prepared_.steps().front().kernel, kRingRuns);
@@ -577,7 +495,7 @@ private:
     }
     size_t i = run % deferredLanes_;
     while (deferred_.size() <= i) {
-      deferred_.push_back(std::make_unique<Lane>(*this));
+      deferred_.push_back(newLane());
       shareLibrary(*deferred_.back());
     }
     return *deferred_[i];
@@ -640,14 +558,16 @@ private:
     GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream));
     for (size_t r = 0; r < lane.queued && !lane.failure; ++r)
       if (std::exception_ptr e = prepared_.failureOf(lane.ring.data() + r * prepared_.checkWords()))
-        lane.failure = RunFailure{lane.runs[r], e};
+        lane.failure = {lane.runs[r], e};
     lane.runs.clear();
     lane.queued = 0;
   }
 
   std::optional<RunFailure> finishLane(Lane& lane) {
     drain(lane);
-    return std::exchange(lane.failure, std::nullopt);
+    if (auto f = std::exchange(lane.failure, std::nullopt))
+      return RunFailure{f->first, f->second};
+    return std::nullopt;
   }
 
   PreparedProgram prepared_;

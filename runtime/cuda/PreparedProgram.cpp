@@ -11,6 +11,8 @@
 #include "runtime/cuda/HelperKernels.h"
 #include "runtime/cuda/KernelCache.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+
 #include <fmt/format.h>
 
 #include <map>
@@ -198,10 +200,10 @@ PreparedProgram::formedInSolve(size_t solve, llvm::function_ref<bool(Value, int)
   if (!kernel || kernel->how != PreparedStep::How::Kernel || kernel->outputs.size() != 1 ||
       !usedOnly(a, 1))
     return std::nullopt;
-  const auto& nodes = kernel->step->nodes;
-  std::optional<passes::ShiftedGram> m = passes::matchShiftedGram(a, [&](const ir::Node& n) {
-    return std::find(nodes.begin(), nodes.end(), &n) != nodes.end();
-  });
+  llvm::SmallPtrSet<const ir::Node*, 16> inKernel(kernel->step->nodes.begin(),
+                                                  kernel->step->nodes.end());
+  std::optional<passes::ShiftedGram> m =
+      passes::matchShiftedGram(a, [&](const ir::Node& n) { return inKernel.count(&n) != 0; });
   if (!m || !usedOnly(m->product, 1))
     return std::nullopt;
   PreparedStep* gram = producer(m->product);

@@ -43,9 +43,10 @@ void Executable::checkInputs(llvm::ArrayRef<Array> inputs) const {
                               sig_.paramNames[i], want.str(),
                               a.valid() ? a.type().str() : "an empty array"));
     if (a.device() != Device::Host && device() == Device::Host)
-      throw Error(fmt::format("@{}: input {} (%{}) is in {} memory; the cpu backend needs host "
+      throw Error(fmt::format("@{}: input {} (%{}) is in {} memory; the {} backend needs host "
                               "arrays",
-                              sig_.graphName, i, sig_.paramNames[i], deviceName(a.device()).str()));
+                              sig_.graphName, i, sig_.paramNames[i], deviceName(a.device()).str(),
+                              backendName().str()));
   }
 }
 

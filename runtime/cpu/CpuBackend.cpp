@@ -110,7 +110,7 @@ public:
     }
   }
 
-  llvm::StringRef backendName() const override { return "cpu"; }
+  llvm::StringRef backendName() const override { return "cpu-unfused"; }
 
 protected:
   std::vector<Array> execute(llvm::ArrayRef<Array> inputs) override {

@@ -163,6 +163,8 @@ TEST(PreparedRun, DeviceInputsAreRefusedByTheCpuBackends) {
     expectError([&] { exe->run(onDevice); }, "@prep: input 1 (%w) is in cuda memory");
     expectError([&] { exe->run(onDevice); }, "backend needs host arrays");
     expectError([&] { exe->run(onDevice, outs); }, "@prep: input 1 (%w) is in cuda memory");
+    expectError([&] { exe->run(onDevice); }, std::string("the ") + backend + " backend needs");
+    expectError([&] { exe->run(onDevice, outs); }, std::string("the ") + backend + " backend");
     expectError([&] { exe->enqueue(onDevice, outs); }, "@prep: input 1 (%w) is in cuda memory");
     EXPECT_NO_THROW(exe->finish());
     EXPECT_EQ(exe->run(in).size(), 2u); // the executable still runs host arrays

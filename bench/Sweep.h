@@ -100,6 +100,18 @@ inline std::string matmul(const SweepCase& c, const char* t) {
                      c.name, t, c.shape);
 }
 
+/// The lines that make %a = X X'/n + I (SPD) from %xa of shape `shape` (n x n
+/// matrices) in dtype t.
+inline std::string spdMatrix(const char* t, const std::string& shape, int64_t n) {
+  return fmt::format(R"(  %g = matmul %xa, %xa {{transpose_b}}
+  %k = full {{value={2}.0}} : {0}[{1}]
+  %c = div %g, %k
+  %eye = eye : {0}[{1}]
+  %a = add %c, %eye
+)",
+                     t, shape, n);
+}
+
 /// solve(A, B) for A = X X'/n + I (spd) or A = X + n I (general; X n x n), B n x
 /// cols, `batch` of them when batch > 0; cholesky(X X'/n + I); qr(X); or the
 /// lower triangular solve of tril(X) + n I.
@@ -113,13 +125,7 @@ inline std::string linalg(const SweepCase& c, const char* t) {
   %a = add %xa, %ni
 )",
                                     t, nn, c.n)
-                      : fmt::format(R"(  %g = matmul %xa, %xa {{transpose_b}}
-  %k = full {{value={2}.0}} : {0}[{1}]
-  %c = div %g, %k
-  %eye = eye : {0}[{1}]
-  %a = add %c, %eye
-)",
-                                    t, nn, c.n);
+                      : spdMatrix(t, nn, c.n);
   std::string body;
   if (c.op == "cholesky")
     body = "  %r = cholesky %a\n";
@@ -149,13 +155,7 @@ inline std::string forms(const SweepCase& c, const char* t) {
   return %r
 }})",
                        c.name, t, nn);
-  std::string spd = fmt::format(R"(  %g = matmul %xa, %xa {{transpose_b}}
-  %k = full {{value={2}.0}} : {0}[{1}]
-  %c = div %g, %k
-  %eye = eye : {0}[{1}]
-  %a = add %c, %eye
-)",
-                                t, nn, c.n);
+  std::string spd = spdMatrix(t, nn, c.n);
   std::string params = fmt::format("%xa: {}[{}]", t, nn), body;
   if (c.op == "quadform") {
     params += fmt::format(", %b: {}[{},{}]", t, c.n, c.cols);

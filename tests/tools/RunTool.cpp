@@ -1,4 +1,4 @@
-//===- tests/tools/RunTool.cpp - Run the graphc binary from a test --------===//
+//===- tests/tools/RunTool.cpp - Run the built binaries from a test -------===//
 #include "RunTool.h"
 
 #include <fcntl.h>
@@ -54,8 +54,13 @@ std::string ToolResult::describe() const {
 
 ToolResult runGraphc(const std::vector<std::string>& args, const std::string& input,
                      unsigned timeoutSeconds, size_t stackBytes) {
+  return runProgram(GRAPHC_TOOL_PATH, args, input, timeoutSeconds, stackBytes);
+}
+
+ToolResult runProgram(const std::string& path, const std::vector<std::string>& args,
+                      const std::string& input, unsigned timeoutSeconds, size_t stackBytes) {
   TempFile in(input), out(""), err("");
-  std::vector<std::string> words = {GRAPHC_TOOL_PATH};
+  std::vector<std::string> words = {path};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& w : words)

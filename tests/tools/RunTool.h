@@ -1,9 +1,9 @@
 //===- tests/tools/RunTool.h - Run the graphc binary from a test -*- C++ -*-===//
 //
-// runGraphc() runs the `graphc` binary built alongside the tests with the given
-// arguments and standard input, and returns its exit status and output. A run
-// that takes longer than a time limit is killed (SIGALRM), so a hang fails the
-// test instead of stalling ctest.
+// runGraphc() runs the `graphc` binary built alongside the tests (runProgram() any
+// other) with the given arguments and standard input, and returns its exit status
+// and output. A run that takes longer than a time limit is killed (SIGALRM), so a
+// hang fails the test instead of stalling ctest.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -29,6 +29,11 @@ struct ToolResult {
 /// that stack limit (RLIMIT_STACK, which sets its threads' stacks too).
 ToolResult runGraphc(const std::vector<std::string>& args, const std::string& input = "",
                      unsigned timeoutSeconds = 30, size_t stackBytes = 0);
+
+/// Runs the program at `path` as runGraphc() runs graphc.
+ToolResult runProgram(const std::string& path, const std::vector<std::string>& args,
+                      const std::string& input = "", unsigned timeoutSeconds = 30,
+                      size_t stackBytes = 0);
 
 /// The `sum=` checksums of the output lines that `graphc run` printed in `out`.
 std::vector<double> outputSums(const std::string& out);

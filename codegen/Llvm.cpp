@@ -453,7 +453,14 @@ Values Gen::extremeRow(const Sweep& s, const Values& idx, llvm::Value* from, llv
     Op op = k_.insts[r].node->op();
     positions = positions || op == Op::Argmax || op == Op::Argmin;
   }
-  llvm::Value* none = b_.getInt64(INT64_MAX);
+  Values first = idx;
+  first.push_back(from);
+  llvm::Value* firstPos = offset(kPosition, first);
+  // Within a row of known extent, the position as an i32 offset from the first
+  // point: twice the lanes of an i64 one.
+  size_t level = idx.size();
+  bool narrow = level > 0 && merged_.extents[level] < INT32_MAX;
+  llvm::Value* none = narrow ? b_.getInt32(INT32_MAX) : b_.getInt64(INT64_MAX);
   Values firstAt;
   if (positions) {
     Values initB;
@@ -464,7 +471,8 @@ Values Gen::extremeRow(const Sweep& s, const Values& idx, llvm::Value* from, llv
       Values at = idx;
       at.push_back(i);
       body(s, merged_, at);
-      llvm::Value* pos = offset(kPosition, at);
+      llvm::Value* pos =
+          narrow ? b_.CreateTrunc(b_.CreateSub(i, from), b_.getInt32Ty()) : offset(kPosition, at);
       Values next;
       size_t c = 0;
       for (int r : rs) {
@@ -481,10 +489,11 @@ Values Gen::extremeRow(const Sweep& s, const Values& idx, llvm::Value* from, llv
       }
       return next;
     });
+    if (narrow)
+      for (llvm::Value*& v : firstAt)
+        v = b_.CreateAdd(firstPos, b_.CreateMul(b_.CreateSExt(v, b_.getInt64Ty()),
+                                                b_.getInt64(merged_.strides[kPosition][level])));
   }
-  Values first = idx;
-  first.push_back(from);
-  llvm::Value* firstPos = offset(kPosition, first);
   llvm::Value* seen = b_.CreateICmpSLT(from, to);
   Values out;
   for (size_t n = 0, c = 0, e = 0, p = 0; n < rs.size(); ++n) {

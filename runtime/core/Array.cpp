@@ -7,6 +7,7 @@
 #include <iterator>
 #include <new>
 #include <random>
+#include <type_traits>
 
 namespace graphc {
 namespace {
@@ -30,6 +31,92 @@ void forEachOffset(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> stride
       off -= strides[ax] * (shape[ax] - 1);
       idx[ax] = 0;
     }
+  }
+}
+
+/// (shape, strides) with unit axes dropped and each axis merged into the one
+/// before it where the two follow each other in memory.
+std::pair<ir::Shape, ir::Shape> mergedAxes(llvm::ArrayRef<int64_t> shape,
+                                           llvm::ArrayRef<int64_t> strides) {
+  ir::Shape sh, st;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1)
+      continue;
+    if (!sh.empty() && st.back() == strides[i] * shape[i]) {
+      sh.back() *= shape[i];
+      st.back() = strides[i];
+    } else {
+      sh.push_back(shape[i]);
+      st.push_back(strides[i]);
+    }
+  }
+  return {sh, st};
+}
+
+/// Copies the a x b matrix of elements U at `src` (strides sa, sb) into C order at
+/// `dst`, through 32 x 32 tiles, so that both sides of a transpose stay in cache.
+template <typename U>
+void copyTiles(U* dst, const U* src, int64_t a, int64_t b, int64_t sa, int64_t sb) {
+  constexpr int64_t kTile = 32;
+  for (int64_t i0 = 0; i0 < a; i0 += kTile)
+    for (int64_t j0 = 0; j0 < b; j0 += kTile)
+      for (int64_t i = i0, ie = std::min(a, i0 + kTile); i < ie; ++i)
+        for (int64_t j = j0, je = std::min(b, j0 + kTile); j < je; ++j)
+          dst[i * b + j] = src[i * sa + j * sb];
+}
+
+/// Copies the elements U of (shape, strides) at `src` into C order at `dst`.
+template <typename U>
+void copyElements(U* dst, const U* src, llvm::ArrayRef<int64_t> shape,
+                  llvm::ArrayRef<int64_t> strides) {
+  size_t r = shape.size();
+  if (strides[r - 1] == 1) { // rows
+    int64_t row = shape[r - 1];
+    forEachOffset(shape.drop_back(), strides.drop_back(), [&](int64_t off) {
+      std::memcpy(dst, src + off, static_cast<size_t>(row) * sizeof(U));
+      dst += row;
+    });
+  } else if (r >= 2 && std::abs(strides[r - 2]) < std::abs(strides[r - 1])) { // a transpose
+    int64_t a = shape[r - 2], b = shape[r - 1];
+    forEachOffset(shape.drop_back(2), strides.drop_back(2), [&](int64_t off) {
+      copyTiles(dst, src + off, a, b, strides[r - 2], strides[r - 1]);
+      dst += a * b;
+    });
+  } else {
+    forEachOffset(shape, strides, [&](int64_t off) { *dst++ = src[off]; });
+  }
+}
+
+/// Copies the elements of `size` bytes of (shape, strides) at `src` into C order
+/// at `dst` (see copyElements).
+void copyStrided(void* dst, const void* src, llvm::ArrayRef<int64_t> shape,
+                 llvm::ArrayRef<int64_t> strides, int64_t size) {
+  auto [sh, st] = mergedAxes(shape, strides);
+  if (sh.empty()) { // one element
+    std::memcpy(dst, src, static_cast<size_t>(size));
+    return;
+  }
+  auto as = [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    copyElements(static_cast<U*>(dst), static_cast<const U*>(src), sh, st);
+  };
+  switch (size) {
+  case 1:
+    return as(std::type_identity<uint8_t>{});
+  case 2:
+    return as(std::type_identity<uint16_t>{});
+  case 4:
+    return as(std::type_identity<uint32_t>{});
+  case 8:
+    return as(std::type_identity<uint64_t>{});
+  default: { // no dtype has another size; bytes, to be safe
+    auto* d = static_cast<char*>(dst);
+    const auto* s = static_cast<const char*>(src);
+    forEachOffset(sh, st, [&](int64_t off) {
+      std::memcpy(d, s + off * size, static_cast<size_t>(size));
+      d += size;
+    });
+  }
   }
 }
 
@@ -211,13 +298,8 @@ Array Array::clone() const {
   if (device_ != Device::Host)
     throw Error("Array::clone: only host arrays can be copied here");
   Array out = empty(dtype(), shape_);
-  int64_t size = elementSize();
-  auto* dst = static_cast<char*>(out.data_);
-  const auto* src = static_cast<const char*>(data_);
-  forEachOffset(shape_, strides_, [&](int64_t off) {
-    std::memcpy(dst, src + off * size, static_cast<size_t>(size));
-    dst += size;
-  });
+  if (out.numel() > 0)
+    copyStrided(out.data_, data_, shape_, strides_, elementSize());
   return out;
 }
 

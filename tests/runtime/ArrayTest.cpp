@@ -1,12 +1,17 @@
 //===- tests/runtime/ArrayTest.cpp - graphc::Array ------------------------===//
 //
 // Factories, typed access (dtype mismatches throw), wrapping caller memory without
-// copying, strided views made contiguous, and printing.
+// copying, strided views made contiguous (against an index loop), and printing.
 //
 //===----------------------------------------------------------------------===//
 #include "tests/runtime/TestUtil.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
 
 namespace graphc::testing {
 namespace {
@@ -69,6 +74,61 @@ TEST(Array, StridedWrapIsMadeContiguous) {
   EXPECT_THROW(t.view({4, 2}, {1, 3}), Error);
   EXPECT_THROW(t.reshaped({6}), Error);
   EXPECT_EQ(c.reshaped({6}).toVector<int32_t>(), t.toVector<int32_t>());
+}
+
+// Strided views of every element size (transposes, steps, broadcasts, reversed
+// axes, unit axes) made contiguous hold the elements an index loop reads.
+TEST(Array, StridedCopiesMatchAnIndexLoop) {
+  std::mt19937 rng(7);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (DType dt : ir::kAllDTypes) {
+    for (int trial = 0; trial < 40; ++trial) {
+      int rank = static_cast<int>(pick(1, 4));
+      ir::Shape shape, strides;
+      for (int i = 0; i < rank; ++i)
+        shape.push_back(trial % 5 == 0 && i == 0 ? 1 : pick(1, i == rank - 1 ? 70 : 9));
+      // A random order of the axes in memory, a step of 1 or 2 on each, sometimes
+      // a broadcast axis or a reversed one.
+      std::vector<int> order(rank);
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      strides.assign(rank, 0);
+      int64_t span = 1, offset = 0;
+      for (int k = rank - 1; k >= 0; --k) {
+        int ax = order[k];
+        int64_t step = pick(1, 2);
+        strides[ax] = pick(0, 9) == 0 ? 0 : span * step;
+        if (pick(0, 4) == 0) { // reversed: start at the far end of the axis
+          offset += strides[ax] * (shape[ax] - 1);
+          strides[ax] = -strides[ax];
+        }
+        span *= shape[ax] * step;
+      }
+      Array base = Array::empty(dt, {span}); // distinct bytes (0 or 1 for bool)
+      auto* bytes = static_cast<unsigned char*>(base.rawData());
+      for (int64_t b = 0; b < span * base.elementSize(); ++b)
+        bytes[b] = static_cast<unsigned char>(dt == DType::Bool ? rng() % 2 : rng());
+      Array view = base.view(shape, strides, offset);
+      Array copy = view.contiguous();
+      ASSERT_TRUE(copy.isContiguous());
+      int64_t size = base.elementSize();
+      const auto* src = static_cast<const char*>(base.rawData());
+      const auto* got = static_cast<const char*>(copy.rawData());
+      ir::Shape idx(rank, 0);
+      for (int64_t e = 0; e < copy.numel(); ++e) {
+        int64_t off = offset;
+        for (int i = 0; i < rank; ++i)
+          off += idx[i] * strides[i];
+        ASSERT_EQ(std::memcmp(got + e * size, src + off * size, size), 0)
+            << ir::dtypeName(dt).str() << " element " << e << " of shape "
+            << ir::TensorType(dt, shape).str() << ", trial " << trial;
+        for (int i = rank - 1; i >= 0 && ++idx[i] == shape[i]; --i)
+          idx[i] = 0;
+      }
+    }
+  }
 }
 
 TEST(Array, ZerosFullRandom) {

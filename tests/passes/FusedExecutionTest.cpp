@@ -155,7 +155,8 @@ void expectSameAsUnfused(const ir::Graph& g, uint64_t seed, const std::string& p
 /// The most nodes in one kernel step of g's lowered program.
 size_t largestKernel(const ir::Graph& g) {
   size_t most = 0;
-  for (const passes::Step& s : passes::lowerToProgram(g).steps())
+  passes::Program program = passes::lowerToProgram(g); // outlives the loop over its steps
+  for (const passes::Step& s : program.steps())
     if (s.kind == passes::Step::Kind::Kernel)
       most = std::max(most, s.nodes.size());
   return most;

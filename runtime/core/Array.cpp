@@ -1,6 +1,8 @@
 //===- runtime/core/Array.cpp - Dense n-d arrays with data ----------------===//
 #include "runtime/core/Array.h"
 
+#include "runtime/core/HostPool.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -200,10 +202,9 @@ Array Array::empty(DType dtype, llvm::ArrayRef<int64_t> shape) {
   int64_t n = ir::numElements(shape);
   // At least one byte so that data_ is never null for a valid array.
   size_t bytes = static_cast<size_t>(std::max<int64_t>(*size, 1));
-  void* memory = ::operator new(bytes, std::nothrow);
-  if (!memory)
+  a.buffer_ = HostPool::global().allocate(bytes);
+  if (!a.buffer_)
     throw AllocationError(describeAllocation(type));
-  a.buffer_ = std::shared_ptr<void>(memory, [](void* p) { ::operator delete(p); });
   a.data_ = a.buffer_.get();
   a.lo_ = 0;
   a.hi_ = n;

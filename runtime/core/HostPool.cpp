@@ -1,6 +1,7 @@
 //===- runtime/core/HostPool.cpp - Large host buffers kept for reuse ------===//
 #include "runtime/core/HostPool.h"
 
+#include <cstdint>
 #include <new>
 
 namespace graphc {
@@ -21,7 +22,7 @@ HostPool& HostPool::global() {
 }
 
 std::shared_ptr<void> HostPool::allocate(size_t bytes) {
-  if (bytes < kMinBytes) {
+  if (bytes < kMinBytes || bytes > SIZE_MAX / 2) { // the latter fails: no size class for it
     void* p = ::operator new(bytes, std::nothrow);
     return p ? std::shared_ptr<void>(p, [](void* q) { ::operator delete(q); }) : nullptr;
   }

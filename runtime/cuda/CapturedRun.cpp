@@ -61,7 +61,7 @@ void CapturedRun::end(cudaStream_t stream) {
   GRAPHC_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
 }
 
-void CapturedRun::abandon(cudaStream_t stream) noexcept {
+void CapturedRun::discardCapture(cudaStream_t stream) noexcept {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
       status != cudaStreamCaptureStatusNone) {
@@ -70,6 +70,10 @@ void CapturedRun::abandon(cudaStream_t stream) noexcept {
       cudaGraphDestroy(partial);
   }
   cudaGetLastError(); // the failed capture's error is reported by the caller
+}
+
+void CapturedRun::abandon(cudaStream_t stream) noexcept {
+  discardCapture(stream);
   kernels_.clear();
   copies_.clear();
 }

@@ -57,6 +57,9 @@ public:
   /// Ends a capture that failed on the way, discarding what was captured; safe to
   /// call when no capture is active.
   void abandon(cudaStream_t stream) noexcept;
+  /// Ends the capture of `stream`, if one is active, and throws away what it
+  /// captured.
+  static void discardCapture(cudaStream_t stream) noexcept;
 
   /// True once end() has instantiated the graph.
   bool ready() const { return exec_ != nullptr; }

@@ -18,6 +18,9 @@ void check(cudaError_t status, const char* call) {
   if (status == cudaSuccess)
     return;
   cudaGetLastError(); // reset the non-sticky error state
+  if (status == cudaErrorMemoryAllocation)
+    throw DeviceOutOfMemory(fmt::format("{} failed: {} ({})", call, cudaGetErrorName(status),
+                                        cudaGetErrorString(status)));
   fail(call, fmt::format("{} ({})", cudaGetErrorName(status), cudaGetErrorString(status)));
 }
 
@@ -27,11 +30,16 @@ void check(nvrtcResult status, const char* call) {
 }
 
 void check(cublasStatus_t status, const char* call) {
+  if (status == CUBLAS_STATUS_ALLOC_FAILED)
+    throw DeviceOutOfMemory(fmt::format("{} failed: {} ({})", call, cublasGetStatusName(status),
+                                        cublasGetStatusString(status)));
   if (status != CUBLAS_STATUS_SUCCESS)
     fail(call, fmt::format("{} ({})", cublasGetStatusName(status), cublasGetStatusString(status)));
 }
 
 void check(cusolverStatus_t status, const char* call) {
+  if (status == CUSOLVER_STATUS_ALLOC_FAILED)
+    throw DeviceOutOfMemory(fmt::format("{} failed: {}", call, cusolverStatusName(status)));
   if (status != CUSOLVER_STATUS_SUCCESS)
     fail(call, cusolverStatusName(status));
 }

@@ -6,6 +6,9 @@
 //
 //   cudaMalloc(&p, bytes) failed: cudaErrorMemoryAllocation (out of memory)
 //
+// Running out of device memory is a DeviceOutOfMemory (an Error): the state it
+// leaves is not sticky, so a caller may free memory and try again.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -14,10 +17,21 @@
 #include <cusolver_common.h>
 #include <nvrtc.h>
 
+#include "support/Error.h"
+
 namespace graphc::cuda {
 
-/// Throws graphc::Error naming `call` when `status` is not cudaSuccess. Clears the
-/// runtime's last-error state first, so a failed call does not poison later ones.
+/// The device had not the memory a call asked for (cudaErrorMemoryAllocation,
+/// CUBLAS_STATUS_ALLOC_FAILED, CUSOLVER_STATUS_ALLOC_FAILED, or DevicePool::allocate
+/// after trimming its cache). Later calls may succeed.
+class DeviceOutOfMemory : public Error {
+public:
+  using Error::Error;
+};
+
+/// Throws graphc::Error naming `call` when `status` is not cudaSuccess (a
+/// DeviceOutOfMemory for cudaErrorMemoryAllocation). Clears the runtime's
+/// last-error state first, so a failed call does not poison later ones.
 void check(cudaError_t status, const char* call);
 /// Throws graphc::Error naming `call` when `status` is not NVRTC_SUCCESS.
 void check(nvrtcResult status, const char* call);

@@ -49,6 +49,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -120,8 +121,11 @@ public:
 
 protected:
   std::vector<Array> execute(llvm::ArrayRef<Array> inputs) override {
-    LaneGuard lane(*this);
+    // Declared before the lane: when the run fails on the way, the lane waits for
+    // its stream (LaneGuard) before these go.
     std::vector<Array> keep; // host inputs' dense copies and their uploads
+    std::vector<Array> outs;
+    LaneGuard lane(*this);
     llvm::SmallVector<const void*, 8> params;
     for (const Array& a : inputs) {
       if (a.device() == Device::Cuda && !a.isContiguous())
@@ -139,7 +143,6 @@ protected:
                 cudaMemcpyHostToDevice, lane->stream);
       params.push_back(keep.back().rawData());
     }
-    std::vector<Array> outs;
     llvm::SmallVector<void*, 4> outPtrs;
     for (const ir::TensorType& t : signature().outputTypes) {
       outs.push_back(newDeviceArray(t, lane->stream));
@@ -223,10 +226,12 @@ private:
     return std::make_unique<Lane>(prepared_, pool_, signature().paramTypes);
   }
 
-  /// Holds an idle lane (or a new one) for one synchronous run.
+  /// Holds an idle lane (or a new one) for one synchronous run. A run that fails
+  /// on the way (an exception leaves the guard's scope) leaves the lane settled:
+  /// its stream waited for, no capture open, its ring empty.
   class LaneGuard {
   public:
-    explicit LaneGuard(CudaExecutable& exe) : exe_(exe) {
+    explicit LaneGuard(CudaExecutable& exe) : exe_(exe), exceptions_(std::uncaught_exceptions()) {
       {
         std::lock_guard<std::mutex> lock(exe.mutex_);
         if (!exe.idle_.empty()) {
@@ -238,6 +243,10 @@ private:
         lane_ = exe.newLane();
     }
     ~LaneGuard() {
+      if (!lane_)
+        return;
+      if (std::uncaught_exceptions() > exceptions_)
+        lane_->settle();
       std::lock_guard<std::mutex> lock(exe_.mutex_);
       exe_.idle_.push_back(std::move(lane_));
     }
@@ -246,6 +255,7 @@ private:
 
   private:
     CudaExecutable& exe_;
+    int exceptions_; ///< uncaught when the guard was made
     std::unique_ptr<Lane> lane_;
   };
 
@@ -482,16 +492,16 @@ private:
   /// a profiled one), else the lanes in turn, made as they are first needed. Lanes
   /// that run beside others choose their library routes for throughput.
   Lane& deferredLane(size_t run) {
-    if (deferred_.empty()) {
-      deferred_.push_back(newLane());
-      Lane& first = *deferred_.front();
+    if (deferred_.empty()) { // made whole before it is kept: making it may fail
+      std::unique_ptr<Lane> first = newLane();
       if (prepared_.oneKernel())
-        first.batch = std::make_unique<RunBatch>(*prepared_.steps().front().kernel, kRingRuns);
+        first->batch = std::make_unique<RunBatch>(*prepared_.steps().front().kernel, kRingRuns);
       deferredLanes_ =
-          first.batch || profile_
+          first->batch || profile_
               ? 1
-              : passes::chooseDeferredLanes(passes::RoutePolicy::gpu(), laneBytes(first));
-      shareLibrary(first);
+              : passes::chooseDeferredLanes(passes::RoutePolicy::gpu(), laneBytes(*first));
+      shareLibrary(*first);
+      deferred_.push_back(std::move(first));
     }
     size_t i = run % deferredLanes_;
     while (deferred_.size() <= i) {
@@ -530,7 +540,9 @@ private:
   }
 
   /// Captures a run of `lane` as its graph; a capture that fails leaves the lane
-  /// running step by step.
+  /// running step by step, except one that ran out of device memory (e.g. while
+  /// instantiating): the lane's next run tries again. The run itself is then
+  /// enqueued step by step (enqueueOn).
   void capture(Lane& lane, const Buffers& b, size_t slot) {
     auto graph = std::make_unique<CapturedRun>();
     try {
@@ -539,10 +551,16 @@ private:
       graph->end(lane.stream);
       lane.graph = std::move(graph);
       ++captures.captured;
+    } catch (const DeviceOutOfMemory&) {
+      graph->abandon(lane.stream);
+      ++captures.failed;
     } catch (const Error&) {
       graph->abandon(lane.stream);
       lane.noGraph = true;
       ++captures.failed;
+    } catch (...) { // not the capture's fault: the run fails, the stream is left usable
+      graph->abandon(lane.stream);
+      throw;
     }
   }
 

@@ -22,4 +22,14 @@ Lane::Lane(const PreparedProgram& prepared, DevicePool& pool,
   GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
+void Lane::settle() noexcept {
+  // Errors here have nowhere to go: the run's own failure is being reported.
+  CapturedRun::discardCapture(stream);
+  cudaStreamSynchronize(stream);
+  cudaGetLastError();
+  queued = 0;
+  runs.clear();
+  failure.reset();
+}
+
 } // namespace graphc::cuda

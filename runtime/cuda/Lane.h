@@ -91,6 +91,11 @@ struct Lane {
   Lane& operator=(const Lane&) = delete;
   ~Lane() { cudaStreamSynchronize(stream); } // before the ring and buffers go
 
+  /// Brings the lane back to idle after a run failed on the way (e.g. out of
+  /// memory): ends a capture left open, waits for what the stream has queued (so
+  /// the failed run's buffers may go), and forgets the ring's runs and failure.
+  void settle() noexcept;
+
   OwnedStream stream;
   OwnedEvent callerReady, runDone;       ///< order runs on a caller's stream
   std::optional<LibraryContext> library; ///< when the program calls the libraries

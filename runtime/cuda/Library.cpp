@@ -173,21 +173,32 @@ LibraryContext::LibraryContext(int device, cudaStream_t stream)
       // a fraction of f32 (sm_80's are even, sm_100's f64 is half its f32).
       singleInDouble_(deviceInfo(device).major == 9) {
   ScopedDevice on(device);
-  kernels_ = &HelperKernels::forCurrentDevice();
-  GRAPHC_CUDA_CHECK(cublasCreate(&cublas_));
-  GRAPHC_CUDA_CHECK(cusolverDnCreate(&cusolver_));
-  GRAPHC_CUDA_CHECK(cublasSetStream(cublas_, stream));
-  GRAPHC_CUDA_CHECK(cusolverDnSetStream(cusolver_, stream));
-  cublasWorkspace_ = DeviceBuffer(DevicePool::forDevice(device), kCublasWorkspaceBytes, stream);
-  GRAPHC_CUDA_CHECK(cublasSetWorkspace(cublas_, cublasWorkspace_.data(), kCublasWorkspaceBytes));
+  try {
+    kernels_ = &HelperKernels::forCurrentDevice();
+    GRAPHC_CUDA_CHECK(cublasCreate(&cublas_));
+    GRAPHC_CUDA_CHECK(cusolverDnCreate(&cusolver_));
+    GRAPHC_CUDA_CHECK(cublasSetStream(cublas_, stream));
+    GRAPHC_CUDA_CHECK(cusolverDnSetStream(cusolver_, stream));
+    cublasWorkspace_ = DeviceBuffer(DevicePool::forDevice(device), kCublasWorkspaceBytes, stream);
+    GRAPHC_CUDA_CHECK(cublasSetWorkspace(cublas_, cublasWorkspace_.data(), kCublasWorkspaceBytes));
+  } catch (...) { // e.g. out of device memory: no destructor runs for this one
+    destroyHandles();
+    throw;
+  }
 }
 
 LibraryContext::~LibraryContext() {
+  destroyHandles();
+}
+
+void LibraryContext::destroyHandles() noexcept {
   // Errors at teardown have nowhere to go.
   if (cusolver_)
     cusolverDnDestroy(cusolver_);
   if (cublas_)
     cublasDestroy(cublas_);
+  cusolver_ = nullptr;
+  cublas_ = nullptr;
 }
 
 bool LibraryContext::supports(const ir::Node& n) {

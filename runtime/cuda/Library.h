@@ -136,6 +136,8 @@ public:
 private:
   /// Prints the route of `n` (GRAPHC_LOG=routes).
   void logRoute(const ir::Node& n) const;
+  /// Destroys the cuBLAS and cuSOLVER handles made so far.
+  void destroyHandles() noexcept;
 
   int device_;
   cudaStream_t stream_;

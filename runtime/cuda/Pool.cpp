@@ -73,8 +73,9 @@ void* DevicePool::allocate(size_t bytes, cudaStream_t stream) {
       ScopedDevice on(device_);
       GRAPHC_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
     }
-    throw Error(fmt::format("GPU out of memory: cannot allocate {} bytes ({} bytes free of {})",
-                            bytes, freeBytes, totalBytes));
+    throw DeviceOutOfMemory(
+        fmt::format("GPU out of memory: cannot allocate {} bytes ({} bytes free of {})", bytes,
+                    freeBytes, totalBytes));
   }
   check(status, "cudaMallocFromPoolAsync(&p, bytes, pool_, stream)");
   return p;
@@ -89,6 +90,17 @@ void DevicePool::trim(size_t keepBytes) {
   ScopedDevice on(device_);
   GRAPHC_CUDA_CHECK(cudaDeviceSynchronize());
   GRAPHC_CUDA_CHECK(cudaMemPoolTrimTo(pool_, keepBytes));
+}
+
+PoolStatistics DevicePool::statistics() const {
+  ScopedDevice on(device_);
+  GRAPHC_CUDA_CHECK(cudaDeviceSynchronize());
+  PoolStatistics s;
+  GRAPHC_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &s.usedBytes));
+  GRAPHC_CUDA_CHECK(
+      cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &s.reservedBytes));
+  GRAPHC_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &s.peakUsedBytes));
+  return s;
 }
 
 DeviceBuffer::DeviceBuffer(DevicePool& pool, size_t bytes, cudaStream_t stream)

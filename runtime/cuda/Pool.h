@@ -4,8 +4,10 @@
 // cudaFreeAsync) from a CUDA memory pool of its own, whose release threshold is
 // "never": freed memory stays cached in the pool, so a prepared graph that runs
 // again reuses it without calling into the driver. Running out of memory is a
-// graphc::Error that says how much was asked for and how much is free; the pool
-// (and the CUDA runtime) keep working afterwards.
+// DeviceOutOfMemory (a graphc::Error) that says how much was asked for and how
+// much is free; the pool (and the CUDA runtime) keep working afterwards.
+// statistics() says how much the pool has handed out, e.g. to check that a failed
+// run gave everything back.
 //
 //   DevicePool& pool = DevicePool::forDevice(0);
 //   DeviceBuffer tmp(pool, bytes, stream);  // released on `stream` when destroyed
@@ -33,6 +35,13 @@ private:
   int previous_ = 0;
 };
 
+/// What a DevicePool holds.
+struct PoolStatistics {
+  uint64_t usedBytes = 0;     ///< handed out by allocate() and not released
+  uint64_t reservedBytes = 0; ///< taken from the device: used, or cached for reuse
+  uint64_t peakUsedBytes = 0; ///< the most usedBytes has been
+};
+
 /// A stream-ordered allocator over one device's own cudaMemPool_t.
 class DevicePool {
 public:
@@ -50,7 +59,8 @@ public:
   /// `bytes` of device memory, usable by work on `stream` from this point of the
   /// stream on; nullptr for 0 bytes. When the device is out of memory the pool's
   /// cache is trimmed and the allocation retried once; if that fails too, throws
-  /// graphc::Error "GPU out of memory: cannot allocate N bytes (F bytes free of T)".
+  /// DeviceOutOfMemory "GPU out of memory: cannot allocate N bytes (F bytes free of
+  /// T)".
   void* allocate(size_t bytes, cudaStream_t stream);
   /// Gives `p` (from allocate, or nullptr) back once the work queued on `stream`
   /// so far is done. The memory stays cached in the pool.
@@ -58,6 +68,9 @@ public:
   /// Returns cached memory beyond `keepBytes` to the device (after the frees queued
   /// so far have completed).
   void trim(size_t keepBytes = 0);
+  /// The pool's statistics once the device has done the work queued so far (so
+  /// that the releases queued so far are counted): waits for the whole device.
+  PoolStatistics statistics() const;
 
   /// The device ordinal.
   int device() const { return device_; }

@@ -24,14 +24,23 @@ bool anyOverlap(llvm::ArrayRef<ByteRange> xs, llvm::ArrayRef<ByteRange> ys) {
 
 RunBatch::RunBatch(const CudaFusedKernel& kernel, size_t maxRuns)
     : kernel_(kernel), maxRuns_(maxRuns), width_(kernel.argumentCount()) {
-  for (int t = 0; t < 2; ++t) {
-    GRAPHC_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&tables_[t]),
-                                    maxRuns_ * width_ * sizeof(void*), cudaHostAllocMapped));
-    GRAPHC_CUDA_CHECK(cudaEventCreateWithFlags(&done_[t], cudaEventDisableTiming));
+  try {
+    for (int t = 0; t < 2; ++t) {
+      GRAPHC_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&tables_[t]),
+                                      maxRuns_ * width_ * sizeof(void*), cudaHostAllocMapped));
+      GRAPHC_CUDA_CHECK(cudaEventCreateWithFlags(&done_[t], cudaEventDisableTiming));
+    }
+  } catch (...) { // no destructor runs for a constructor that throws
+    release();
+    throw;
   }
 }
 
 RunBatch::~RunBatch() {
+  release();
+}
+
+void RunBatch::release() noexcept {
   for (int t = 0; t < 2; ++t) { // errors at teardown have nowhere to go
     if (done_[t]) {
       cudaEventSynchronize(done_[t]);
@@ -39,6 +48,8 @@ RunBatch::~RunBatch() {
     }
     if (tables_[t])
       cudaFreeHost(tables_[t]);
+    done_[t] = nullptr;
+    tables_[t] = nullptr;
   }
 }
 

@@ -53,6 +53,8 @@ private:
   /// True when a run reading `reads` and writing `writes` may run alongside the
   /// pending ones.
   bool independent(llvm::ArrayRef<ByteRange> reads, llvm::ArrayRef<ByteRange> writes) const;
+  /// Waits for the tables' last launches and frees them and their events.
+  void release() noexcept;
 
   const CudaFusedKernel& kernel_;
   size_t maxRuns_, width_;

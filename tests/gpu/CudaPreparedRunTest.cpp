@@ -9,7 +9,8 @@
 // depend on each other; failures reported by finish() with their
 // run (solver info words and kernel error words, beyond the check ring's size;
 // a batch's first failing item, summarized on the device);
-// and concurrent run() calls from several threads.
+// and concurrent run() calls from several threads (8 of them against the same
+// inputs run one after another).
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestUtil.h"
@@ -477,6 +478,44 @@ TEST(CudaPreparedRun, ConcurrentRunsFromSeveralThreads) {
     t.join();
   for (int t = 0; t < kThreads; ++t)
     expectOutputs(outs[t], cpu->run(host[t]), fmt::format("thread {}", t));
+}
+
+/// One executable run from 8 host threads at once, 20 times each, runs into the
+/// caller's device arrays interleaved with runs of host arrays returning new ones
+/// (each on a lane of its own, made as threads need them): every result is the
+/// one the same inputs gave when run one after another, bit for bit (the same
+/// kernels and library routes on every lane), and those match the cpu backend.
+TEST(CudaPreparedRun, EightThreadsAgreeWithSequentialRuns) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(kMixed);
+  auto exe = getBackend("cuda").compile(*g);
+  auto cpu = getBackend("cpu").compile(*g);
+  constexpr int kThreads = 8, kRuns = 20;
+  std::vector<std::vector<Array>> host, device, outs, want;
+  for (int t = 0; t < kThreads; ++t) {
+    host.push_back(testing::randomInputs(*g, 700 + t));
+    device.push_back(onDevice(host.back()));
+    outs.push_back(deviceOutputs(*exe));
+    want.push_back(exe->run(host.back())); // one after another
+    expectOutputs(want.back(), cpu->run(host.back()), fmt::format("sequential run {}", t));
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRuns; ++r) {
+        exe->run(device[t], outs[t]);
+        std::vector<Array> fresh = exe->run(host[t]);
+        for (size_t i = 0; i < want[t].size(); ++i)
+          EXPECT_EQ(testing::relativeDifference(fresh[i], want[t][i]), 0.0)
+              << "thread " << t << ", run " << r << ", output " << i;
+      }
+    });
+  for (std::thread& t : threads)
+    t.join();
+  for (int t = 0; t < kThreads; ++t)
+    for (size_t i = 0; i < want[t].size(); ++i)
+      EXPECT_EQ(testing::relativeDifference(cuda::toHost(outs[t][i]), want[t][i]), 0.0)
+          << "thread " << t << ", output " << i;
 }
 
 TEST(CudaPreparedRun, HostArraysAreRejectedForRunsIntoOutputs) {

@@ -55,19 +55,8 @@ graph @chol(%a: f64[4,4]) {
   return %m
 })";
 
-std::vector<Array> onDevice(const std::vector<Array>& host) {
-  std::vector<Array> device;
-  for (const Array& a : host)
-    device.push_back(cuda::toDevice(a));
-  return device;
-}
-
-std::vector<Array> deviceOutputs(const Executable& exe) {
-  std::vector<Array> outs;
-  for (const ir::TensorType& t : exe.signature().outputTypes)
-    outs.push_back(cuda::emptyOnDevice(t.dtype, t.shape));
-  return outs;
-}
+using testing::deviceOutputs;
+using testing::onDevice;
 
 void expectOutputs(const std::vector<Array>& got, const std::vector<Array>& want,
                    const std::string& what) {

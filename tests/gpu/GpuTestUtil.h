@@ -1,12 +1,15 @@
 //===- tests/gpu/GpuTestUtil.h - Helpers for the GPU smoke tests -*- C++ -*-===//
 //
 // GRAPHC_REQUIRE_GPU() skips a test where no CUDA device is usable; DeviceArray
-// is a minimal owning device allocation; randomVector makes reproducible data.
+// is a minimal owning device allocation; randomVector makes reproducible data;
+// onDevice and deviceOutputs make the device arrays of a run into outputs.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/core/Backend.h"
 #include "runtime/cuda/Check.h"
+#include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/Device.h"
 #include "support/Error.h"
 
@@ -57,6 +60,22 @@ inline std::vector<double> randomVector(size_t n, unsigned seed) {
   for (double& x : v)
     x = dist(rng);
   return v;
+}
+
+/// Device copies of `host`.
+inline std::vector<Array> onDevice(const std::vector<Array>& host) {
+  std::vector<Array> device;
+  for (const Array& a : host)
+    device.push_back(cuda::toDevice(a));
+  return device;
+}
+
+/// New device arrays for `exe`'s outputs.
+inline std::vector<Array> deviceOutputs(const Executable& exe) {
+  std::vector<Array> outs;
+  for (const ir::TensorType& t : exe.signature().outputTypes)
+    outs.push_back(cuda::emptyOnDevice(t.dtype, t.shape));
+  return outs;
 }
 
 } // namespace graphc::testing

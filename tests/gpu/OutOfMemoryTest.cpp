@@ -72,19 +72,8 @@ uint64_t poolUsed() {
   return DevicePool::forDevice(0).statistics().usedBytes;
 }
 
-std::vector<Array> onDevice(const std::vector<Array>& host) {
-  std::vector<Array> device;
-  for (const Array& a : host)
-    device.push_back(cuda::toDevice(a));
-  return device;
-}
-
-std::vector<Array> deviceOutputs(const Executable& exe) {
-  std::vector<Array> outs;
-  for (const ir::TensorType& t : exe.signature().outputTypes)
-    outs.push_back(cuda::emptyOnDevice(t.dtype, t.shape));
-  return outs;
-}
+using testing::deviceOutputs;
+using testing::onDevice;
 
 void expectSame(const std::vector<Array>& got, const std::vector<Array>& want,
                 const std::string& what) {
@@ -166,6 +155,13 @@ TEST(OutOfMemory, InAPreparedRunThatReplaysAGraph) {
   EXPECT_EQ(after.failed, captured.failed);
 }
 
+constexpr const char* kSolves = R"(
+graph @solves(%a: f64[40,40], %x: f64[40,6]) {
+  %y = solve %a, %x
+  %s = sin %y
+  return %s
+})";
+
 /// Deferred solves go round several lanes, each made when a run first needs it:
 /// with 8 MB left, the lane of the second run cannot be made (its cuBLAS
 /// workspace alone is 32 MB), and enqueue() says so. The first run still finishes
@@ -174,22 +170,17 @@ TEST(OutOfMemory, InAPreparedRunThatReplaysAGraph) {
 /// back everything it took.
 TEST(OutOfMemory, InABatchOfDeferredRuns) {
   GRAPHC_REQUIRE_GPU();
-  auto g = ir::parseGraph(R"(
-graph @step(%a: f64[48,48], %x: f64[48,8]) {
-  %y = solve %a, %x
-  %z = tanh %y
-  return %z
-})");
+  auto g = ir::parseGraph(kSolves);
   auto cpu = getBackend("cpu").compile(*g);
   std::vector<std::vector<Array>> host, device, outs;
   for (uint64_t k = 0; k < 24; ++k) {
     host.push_back(testing::randomInputs(*g, 40 + k));
     std::vector<double> a = host.back()[0].toVector<double>();
-    for (int i = 0; i < 48; ++i)
-      a[i * 48 + i] += 48; // well conditioned
-    host.back()[0] = Array::fromVector<double>(a, {48, 48});
+    for (int i = 0; i < 40; ++i)
+      a[i * 40 + i] += 40; // well conditioned
+    host.back()[0] = Array::fromVector<double>(a, {40, 40});
     device.push_back(onDevice(host.back()));
-    outs.push_back({cuda::emptyOnDevice(DType::F64, {48, 8})});
+    outs.push_back({cuda::emptyOnDevice(DType::F64, {40, 6})});
   }
   uint64_t beforeCompile = poolUsed();
   {
@@ -222,14 +213,14 @@ graph @step(%a: f64[48,48], %x: f64[48,8]) {
 TEST(OutOfMemory, WhileTheFirstRunIsCaptured) {
   GRAPHC_REQUIRE_GPU();
   auto g = ir::parseGraph(R"(
-graph @mixed(%x: f64[64,32], %w: f64[32,16], %b: f64[16]) {
-  %c = matmul %x, %w
-  %bb = broadcast_to %b {shape=[64,16]}
-  %z = add %c, %bb
-  %t = tanh %z
-  %g = matmul %t, %w {transpose_b}
-  %s = sum %g {axes=[1]}
-  return %t, %s, %g
+graph @layer(%x: f64[96,24], %w: f64[24,40], %v: f64[40]) {
+  %h = matmul %x, %w
+  %vb = broadcast_to %v {shape=[96,40]}
+  %a = mul %h, %vb
+  %t = tanh %a
+  %q = matmul %t, %t {transpose_a}
+  %s = sum %q {axes=[0]}
+  return %t, %q, %s
 })");
   auto exe = getBackend("cuda").compile(*g);
   std::vector<Array> host = testing::randomInputs(*g, 3);

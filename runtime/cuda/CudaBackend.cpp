@@ -128,11 +128,7 @@ protected:
     LaneGuard lane(*this);
     llvm::SmallVector<const void*, 8> params;
     for (const Array& a : inputs) {
-      if (a.device() == Device::Cuda && !a.isContiguous())
-        throw Error(fmt::format("@{}: input {} (%{}) is a strided device array; the cuda "
-                                "backend needs dense device arrays",
-                                signature().graphName, params.size(),
-                                signature().paramNames[params.size()]));
+      requireDense(a, params.size());
       if (a.device() == Device::Cuda) {
         params.push_back(a.rawData());
         continue;
@@ -169,13 +165,13 @@ protected:
 
   void enqueueRun(size_t run, llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs,
                   void* callerStream) override {
+    Binding b = bind(inputs, outputs);
     Lane& lane = deferredLane(run);
     auto stream = static_cast<cudaStream_t>(callerStream);
     if (stream) { // after the caller's work so far
       GRAPHC_CUDA_CHECK(cudaEventRecord(lane.callerReady, stream));
       GRAPHC_CUDA_CHECK(cudaStreamWaitEvent(lane.stream, lane.callerReady));
     }
-    Binding b = bind(inputs, outputs);
     llvm::SmallVector<ByteRange, 8> reads = byteRanges(inputs), writes = byteRanges(outputs);
     if (lane.batch) {
       const PreparedStep& step = prepared_.steps().front();
@@ -268,11 +264,22 @@ private:
     return r;
   }
 
-  /// The raw buffers of the caller's arrays.
-  static Binding bind(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) {
+  /// Throws when input `i`, `a`, is a strided device array: kernels and library
+  /// calls read device inputs as dense arrays.
+  void requireDense(const Array& a, size_t i) const {
+    if (a.device() == Device::Cuda && !a.isContiguous())
+      throw Error(fmt::format("@{}: input {} (%{}) is a strided device array; the cuda "
+                              "backend needs dense device arrays",
+                              signature().graphName, i, signature().paramNames[i]));
+  }
+
+  /// The raw buffers of the caller's arrays (dense: see requireDense).
+  Binding bind(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) const {
     Binding b;
-    for (const Array& a : inputs)
+    for (const Array& a : inputs) {
+      requireDense(a, b.params.size());
       b.params.push_back(a.rawData());
+    }
     for (const Array& a : outputs)
       b.outputs.push_back(a.rawData());
     return b;

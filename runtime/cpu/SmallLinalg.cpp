@@ -259,7 +259,9 @@ template <typename T>
 // The products are compute-bound: with GCC on x86-64 they are compiled for AVX-512 and
 // AVX2 as well as the baseline, and the one whose features the CPU has is picked when the
 // program loads. Contraction to FMA is off (-ffp-contract=off), so every version rounds alike.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+// Not under ThreadSanitizer: it instruments the resolver that picks the version, which the
+// loader runs before TSan's runtime is up (the program dies in the loader).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define GRAPHC_SMALL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define GRAPHC_SMALL_CLONES

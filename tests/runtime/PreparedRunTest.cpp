@@ -4,8 +4,9 @@
 // results equal run(inputs) on random inputs, the caller's arrays are checked
 // (count, type, density, memory, overlap) before anything runs, and a failing
 // deferred run is reported by finish() with its index while the other runs still
-// produce their results. Concurrent run() calls from several threads agree with
-// sequential ones.
+// produce their results. Concurrent run() calls from 8 threads agree exactly with
+// sequential ones, on small arrays and on large ones (the host pool, the backend's
+// own threads, LAPACK); scripts/sanitize.sh thread runs them under TSan.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Parser.h"
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <thread>
 
 namespace graphc::testing {
@@ -171,22 +173,26 @@ TEST(PreparedRun, DeviceInputsAreRefusedByTheCpuBackends) {
   }
 }
 
-TEST(PreparedRun, ConcurrentRunsAgreeWithSequentialOnes) {
-  auto g = ir::parseGraph(kGraph);
+/// Runs one executable of `text` from 8 threads at once, `runs` times each, on
+/// inputs of its own per thread from `inputsOf(thread)`: runs into the caller's
+/// outputs and runs returning new arrays, interleaved, must give exactly what the
+/// same inputs gave run one after another. Each returned result is checked in its
+/// thread (gtest's assertions are thread-safe).
+void expectConcurrentRunsAgree(const char* text, int runs,
+                               const std::function<std::vector<Array>(int)>& inputsOf) {
+  auto g = ir::parseGraph(text);
   auto exe = getBackend("cpu").compile(*g);
-  constexpr int kThreads = 8, kRuns = 20;
+  constexpr int kThreads = 8;
   std::vector<std::vector<Array>> ins, outs, want;
   for (int t = 0; t < kThreads; ++t) {
-    ins.push_back(randomInputs(*g, 200 + t));
+    ins.push_back(inputsOf(t));
     outs.push_back(outputsFor(*exe));
     want.push_back(exe->run(ins.back()));
   }
-  // Runs into the caller's outputs and runs returning new arrays, interleaved; each
-  // returned result is checked in its thread (gtest's assertions are thread-safe).
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
-      for (int r = 0; r < kRuns; ++r) {
+      for (int r = 0; r < runs; ++r) {
         exe->run(ins[t], outs[t]);
         std::vector<Array> fresh = exe->run(ins[t]);
         for (size_t i = 0; i < want[t].size(); ++i)
@@ -198,6 +204,34 @@ TEST(PreparedRun, ConcurrentRunsAgreeWithSequentialOnes) {
   for (int t = 0; t < kThreads; ++t)
     for (size_t i = 0; i < want[t].size(); ++i)
       EXPECT_EQ(relativeDifference(outs[t][i], want[t][i]), 0.0) << "thread " << t;
+}
+
+TEST(PreparedRun, ConcurrentRunsAgreeWithSequentialOnes) {
+  auto g = ir::parseGraph(kGraph);
+  expectConcurrentRunsAgree(kGraph, 20, [&](int t) { return randomInputs(*g, 200 + t); });
+}
+
+/// The same with arrays of 2 MB, which come from the host pool the threads share
+/// and whose elementwise and reduction work the cpu backend splits over its own
+/// threads, and a LAPACK solve.
+TEST(PreparedRun, ConcurrentRunsOfLargeArraysAgreeWithSequentialOnes) {
+  constexpr const char* text = R"(
+graph @large(%x: f64[512,512], %a: f64[64,64], %b: f64[64,8]) {
+  %e = exp %x
+  %s = sum %e {axes=[1]}
+  %z = solve %a, %b
+  %t = tanh %z
+  return %e, %s, %t
+}
+)";
+  expectConcurrentRunsAgree(text, 6, [](int t) {
+    std::vector<double> a = Array::randomNormal(DType::F64, {64, 64}, 300 + t).toVector<double>();
+    for (int i = 0; i < 64; ++i)
+      a[i * 64 + i] += 64; // well conditioned
+    return std::vector<Array>{Array::randomNormal(DType::F64, {512, 512}, 400 + t),
+                              Array::fromVector<double>(a, {64, 64}),
+                              Array::randomNormal(DType::F64, {64, 8}, 500 + t)};
+  });
 }
 
 } // namespace

@@ -129,7 +129,7 @@ TEST(OutOfMemory, TheLargerOfTwoShapesFailsAndLeavesThePoolAsItWas) {
 }
 
 /// A run whose lane replays a captured graph runs out of memory after its inputs
-/// were uploaded, between its two outputs (the second is 256 MB, and 32 MB are
+/// were uploaded, between its two outputs (the second is 256 MB, and 128 MB are
 /// left). Once memory is back, the same graph is replayed (nothing captured
 /// again, no capture failed) and the results are right.
 TEST(OutOfMemory, InAPreparedRunThatReplaysAGraph) {
@@ -142,7 +142,7 @@ TEST(OutOfMemory, InAPreparedRunThatReplaysAGraph) {
   uint64_t before = poolUsed();
   cuda::CaptureCounts captured = cuda::captureCounts();
   {
-    DeviceHog hog(size_t{32} << 20);
+    DeviceHog hog(size_t{128} << 20);
     std::string message = expectOutOfMemory([&] { exe->run(host); });
     EXPECT_NE(message.find("cannot allocate 268435456 bytes"), std::string::npos) << message;
   }
@@ -206,8 +206,8 @@ TEST(OutOfMemory, InABatchOfDeferredRuns) {
 
 /// The first run of a lane is captured with no device memory left (the run itself
 /// allocates nothing: its arrays are the caller's). Capturing or instantiating
-/// may fail for want of memory, and the run then goes step by step or fails with
-/// DeviceOutOfMemory; either way, once memory is back the lane captures its graph
+/// may fail for want of memory, and the run then goes step by step or fails (its
+/// error is printed); either way, once memory is back the lane captures its graph
 /// (exactly one capture by the end: running out of memory does not turn the
 /// lane's graphs off) and the results are right.
 TEST(OutOfMemory, WhileTheFirstRunIsCaptured) {
@@ -231,7 +231,7 @@ graph @layer(%x: f64[96,24], %w: f64[24,40], %v: f64[40]) {
     DeviceHog hog(0);
     try {
       exe->run(device, outs);
-    } catch (const cuda::DeviceOutOfMemory& e) {
+    } catch (const Error& e) { // DeviceOutOfMemory, or a launch that found no memory
       std::printf("the run with no memory left failed: %s\n", e.what());
     }
   }

@@ -55,6 +55,10 @@ struct CpuLoop {
 /// The functions of one reduction stage.
 struct CpuStage {
   CpuLoop accumulate, means, deviations, finish;
+  /// accumulate calls finish on each strip of segments it completes (a column
+  /// reduction, see Llvm.cpp): the runtime calls neither finish nor gives the
+  /// stage's reductions value slots.
+  bool finishedByAccumulate = false;
 };
 
 /// The accumulators of one reduce instruction (see CpuSlots).

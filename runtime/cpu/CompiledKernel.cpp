@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <memory>
 
 namespace graphc::cpu {
 
@@ -49,6 +50,32 @@ CompiledKernel::CompiledKernel(const codegen::Kernel& k) : code_(codegen::emitCp
   outputs_ = take(code_.outputs);
 }
 
+/// Per output of `k`, whether it can be its reduced value's buffer: a reduced
+/// output, the only one of its instruction, that overlaps no input (the domain
+/// outputs, written last, may still read an input it is written over; otherwise it
+/// is copied from the value's scratch at the end).
+static std::vector<bool> directOutputs(const codegen::Kernel& k, llvm::ArrayRef<const void*> inputs,
+                                       llvm::ArrayRef<void*> outputs) {
+  std::vector<bool> direct(k.outputs.size(), false);
+  for (size_t o = 0; o < k.outputs.size(); ++o) {
+    const codegen::KernelOutput& out = k.outputs[o];
+    if (out.space != Space::Reduced)
+      continue;
+    auto begin = static_cast<const char*>(outputs[o]);
+    const char* end = begin + out.value.type().numel() * ir::dtypeSize(k.insts[out.inst].dtype);
+    bool alone = true;
+    for (size_t p = 0; p < k.outputs.size(); ++p)
+      alone = alone && (p == o || k.outputs[p].inst != out.inst);
+    for (size_t i = 0; i < inputs.size() && alone; ++i) {
+      auto in = static_cast<const char*>(inputs[i]);
+      const char* inEnd = in + k.inputs[i].type().numel() * ir::dtypeSize(k.inputs[i].type().dtype);
+      alone = inEnd <= begin || end <= in;
+    }
+    direct[o] = alone;
+  }
+  return direct;
+}
+
 int64_t CompiledKernel::parts(const codegen::Kernel& k) const {
   if (!code_.partials)
     return 1;
@@ -74,19 +101,24 @@ void CompiledKernel::run(const codegen::Kernel& k, const std::vector<Step>& step
   for (size_t o = 0; o < outputs.size(); ++o)
     table[slots.output(o)] = outputs[o];
 
-  // Scratch: the reduced values, and per part the accumulators.
-  std::vector<std::vector<uint64_t>> scratch;
+  // Scratch: the reduced values, and per part the accumulators (uninitialized: each
+  // is written before it is read, or filled here).
+  std::vector<std::unique_ptr<uint64_t[]>> scratch;
   auto alloc = [&](int64_t bytes) -> void* {
-    scratch.emplace_back(static_cast<size_t>((bytes + 7) / 8));
-    return scratch.back().data();
+    scratch.emplace_back(new uint64_t[static_cast<size_t>((bytes + 7) / 8)]);
+    return scratch.back().get();
   };
+  std::vector<bool> direct = directOutputs(k, inputs, outputs);
   std::vector<std::pair<int, int64_t>> partSlots; // (slot, bytes per part)
+  for (size_t o = 0; o < k.outputs.size(); ++o)
+    if (direct[o])
+      table[slots.of(CpuSlots::Reduced, k.outputs[o].inst)] = outputs[o];
   for (size_t i = 0; i < k.insts.size(); ++i) {
-    if (k.insts[i].space == Space::Reduced)
+    if (k.insts[i].space == Space::Reduced && !table[slots.of(CpuSlots::Reduced, i)])
       table[slots.of(CpuSlots::Reduced, i)] = alloc(segments * ir::dtypeSize(k.insts[i].dtype));
     const std::optional<codegen::CpuAccumulator>& a = code_.accumulators[i];
-    if (!a)
-      continue;
+    if (!a || code_.stages[k.insts[i].stage - 1].finishedByAccumulate)
+      continue; // the accumulate function's own buffers
     int64_t size = ir::dtypeSize(a->value);
     void* value = table[slots.of(CpuSlots::Value, i)] = alloc(parts * segments * size);
     visitDType(a->value, [&](auto tag) {
@@ -100,7 +132,8 @@ void CompiledKernel::run(const codegen::Kernel& k, const std::vector<Step>& step
       partSlots.emplace_back(slots.of(CpuSlots::Position, i), segments * 8);
     }
     if (a->var) {
-      table[slots.of(CpuSlots::Squares, i)] = alloc(parts * segments * 8); // zeros
+      void* squares = table[slots.of(CpuSlots::Squares, i)] = alloc(parts * segments * 8);
+      std::fill_n(static_cast<double*>(squares), parts * segments, 0.0);
       partSlots.emplace_back(slots.of(CpuSlots::Squares, i), segments * 8);
       table[slots.of(CpuSlots::Mean, i)] = alloc(segments * 8);
     }
@@ -143,12 +176,13 @@ void CompiledKernel::run(const codegen::Kernel& k, const std::vector<Step>& step
     call(stages_[s].accumulate, code_.stages[s].accumulate, true);
     call(stages_[s].means, code_.stages[s].means, false);
     call(stages_[s].deviations, code_.stages[s].deviations, true);
-    call(stages_[s].finish, code_.stages[s].finish, false);
+    if (!code_.stages[s].finishedByAccumulate)
+      call(stages_[s].finish, code_.stages[s].finish, false);
   }
   call(outputs_, code_.outputs, false);
   // Last: the domain outputs may still read an input a reduced output replaces.
   for (size_t o = 0; o < k.outputs.size(); ++o)
-    if (k.outputs[o].space == Space::Reduced) {
+    if (k.outputs[o].space == Space::Reduced && !direct[o]) {
       int inst = k.outputs[o].inst;
       std::memmove(outputs[o], table[slots.of(CpuSlots::Reduced, inst)],
                    code_.segments * ir::dtypeSize(k.insts[inst].dtype));

@@ -13,7 +13,10 @@
 // instead of its slot. A value's array is dropped after its last use. run(inputs)
 // allocates the slots for its run, since its results are slot arrays handed to the
 // caller; run(inputs, outputs) takes the slots of an idle run state, allocated at
-// its first run and kept (one per concurrent run), and copies the results out.
+// its first run and kept (one per concurrent run); a fused kernel whose output is
+// a result writes it straight into the caller's output array (when that is dense,
+// of the result's type, returned once and overlapping no input), the other results
+// are copied out.
 // enqueue() hands runs to the executable's own thread (runtime/core/WorkQueue.h)
 // and returns at once; finish() waits for them.
 //
@@ -24,6 +27,7 @@
 #include "passes/Rewrite.h"
 #include "runtime/core/WorkQueue.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -92,13 +96,18 @@ protected:
 
   void executeInto(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) override {
     std::unique_ptr<Run> run = idleRun();
+    run->direct.assign(outputs.size(), Array());
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (directOutput(graph_->outputs()[i], outputs[i], inputs))
+        run->direct[i] = outputs[i];
     runSteps(*run, inputs);
     for (size_t i = 0; i < outputs.size(); ++i) {
       Array a = value(*run, graph_->outputs()[i]).contiguous();
-      if (int64_t bytes = a.type().bytes())
+      if (int64_t bytes = a.type().bytes(); bytes && a.rawData() != outputs[i].rawData())
         std::memcpy(outputs[i].rawData(), a.rawData(), bytes);
     }
     run->inputs.clear();
+    run->direct.clear();
     for (Arrays& v : run->values)
       v.clear();
     std::lock_guard<std::mutex> lock(mutex_);
@@ -111,7 +120,24 @@ private:
     std::vector<Array> inputs;  ///< the parameters, dense
     std::vector<Array> slots;   ///< allocated on first use
     std::vector<Arrays> values; ///< by node id, per result
+    std::vector<Array> direct;  ///< per graph output: the caller's array kernels write
   };
+
+  /// Whether graph output `v` may be written straight into `out` (see the file
+  /// comment): returned once, dense, of v's type, overlapping none of `inputs`.
+  bool directOutput(Value v, const Array& out, llvm::ArrayRef<Array> inputs) const {
+    if (std::count(graph_->outputs().begin(), graph_->outputs().end(), v) != 1 ||
+        program_.storage(v).kind != Storage::Slot || !out.isContiguous() || out.type() != v.type())
+      return false;
+    auto begin = static_cast<const char*>(out.rawData());
+    const char* end = begin + out.type().bytes();
+    for (const Array& a : inputs) {
+      auto in = static_cast<const char*>(a.rawData());
+      if (a.sharesBufferWith(out) || (in < end && begin < in + a.type().bytes()))
+        return false;
+    }
+    return true;
+  }
 
   /// A run state whose slots earlier runs allocated, or a new one.
   std::unique_ptr<Run> idleRun() {
@@ -178,6 +204,9 @@ private:
     Value v = s.outputs[o];
     if (s.inPlaceOf[o] >= 0)
       return value(run, s.inputs[s.inPlaceOf[o]]).reinterpret(v.type().dtype, v.type().shape);
+    for (size_t i = 0; i < run.direct.size(); ++i)
+      if (run.direct[i].valid() && graph_->outputs()[i] == v)
+        return run.direct[i];
     int slot = program_.storage(v).index;
     Array& buffer = run.slots[slot];
     int64_t bytes = program_.slots()[slot].bytes;

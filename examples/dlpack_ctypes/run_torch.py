@@ -7,7 +7,7 @@ graphc_dlpack_c` in a build with CUDA), hands it torch tensors as DLManagedTenso
 (torch.utils.dlpack.from_dlpack), and checks against torch in float64:
 
   fused   s = sum(exp(x) * y, axis 1) and t = tanh(x - y), one fused kernel
-  solve   z = solve(a, b) for a well-conditioned a
+  solve   z = solve(a, b) for a well-conditioned a, twice (compiled once)
   copies  graphc read each input where torch keeps it; outputs are dense on cuda:0
   stream  the inputs are made on a side stream and the run is enqueued on it,
           with no synchronization in between
@@ -16,8 +16,13 @@ graphc_dlpack_c` in a build with CUDA), hands it torch tensors as DLManagedTenso
   errors  a transposed (strided) input is refused by name, and its deleter still
           runs once
 
-Usage: run_torch.py [--lib PATH] [--n N]
+Usage: run_torch.py [--lib PATH] [--n N] [--producer torch|cudart]
 Prints one line per check, then "all N checks passed"; exits 1 on a failure.
+
+Where PyTorch is not installed (or --producer cudart), the same checks run with
+tensors made by hand: DLManagedTensors in ctypes over cudaMalloc memory (the CUDA
+runtime the library loaded), with a Python deleter that counts its calls,
+against NumPy in float64.
 
 The library keeps 12 KB of thread-locals in the static TLS model, more than glibc
 leaves for libraries loaded at run time by default: the script re-runs itself with
@@ -133,94 +138,273 @@ class Checks:
             self.failed += 1
 
 
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int),
+                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class DLManagedTensor(ctypes.Structure):
+    pass
+
+
+DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
+DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
+                            ("deleter", DELETER)]
+KDLCUDA, KDLFLOAT = 2, 2
+
+
+class TorchProducer:
+    """Tensors of PyTorch, exchanged through torch.utils.dlpack."""
+
+    name = "torch"
+
+    def __init__(self, graphc):
+        import torch
+        from torch.utils import dlpack
+        self.torch, self.dlpack, self.graphc = torch, dlpack, graphc
+        self.dev = torch.device("cuda", 0)
+        self.stream = torch.cuda.Stream(device=self.dev)
+
+    def random(self, shape, seed, shift=0.0):
+        """A float64 tensor made on the side stream (still being computed there)."""
+        torch = self.torch
+        g = torch.Generator(device=self.dev).manual_seed(seed)
+        with torch.cuda.stream(self.stream):
+            x = torch.randn(*shape, dtype=torch.float64, device=self.dev, generator=g)
+            if shift:
+                return x + shift * torch.eye(shape[0], dtype=x.dtype, device=self.dev)
+            for _ in range(20):  # keep the stream busy until the run is enqueued
+                x = torch.sin(x) + 0.5 * x
+        return x
+
+    def capsule(self, x, transposed=False):
+        """A "dltensor" capsule of `x` (or of its transpose) and its data pointer."""
+        view = x.t() if transposed else x
+        return self.dlpack.to_dlpack(view), view.data_ptr()
+
+    def stream_handle(self):
+        return ctypes.c_void_p(self.stream.cuda_stream)
+
+    def take_output(self, capsule):
+        return self.dlpack.from_dlpack(capsule)
+
+    def describe(self, out):
+        dense = out.device == self.dev and out.dtype == self.torch.float64 and out.is_contiguous()
+        return dense, tuple(out.shape)
+
+    def numpy(self, x):
+        self.torch.cuda.synchronize()
+        return x.cpu().numpy()
+
+    def inputs_deleted(self):
+        return self.graphc.inputs_deleted()  # torch's own deleter counts nothing
+
+    def fused_reference(self, x, y):
+        """torch's s and t, in float64."""
+        with self.torch.cuda.stream(self.stream):
+            return self.numpy((self.torch.exp(x) * y).sum(dim=1)), self.numpy(
+                self.torch.tanh(x - y))
+
+    def solve_reference(self, a, b):
+        with self.torch.cuda.stream(self.stream):
+            return self.numpy(self.torch.linalg.solve(a, b))
+
+    def release(self, outs):
+        """Lets the outputs in `outs` go (the caller holds no other reference)."""
+        outs.clear()
+        gc.collect()
+        self.torch.cuda.synchronize()
+
+
+class CudartProducer:
+    """DLManagedTensors made here over cudaMalloc memory, with a counting deleter."""
+
+    name = "cudart"
+
+    def __init__(self, graphc):
+        import numpy
+        self.np, self.graphc = numpy, graphc
+        self.rt = ctypes.CDLL("libcudart.so.13")  # the one libgraphc_dlpack.so loaded
+        self.live = {}  # address of each DLManagedTensor made here -> what it keeps alive
+        self.deleted = 0
+        self.deleter = DELETER(self._delete)
+        self.stream = ctypes.c_void_p()
+        self._check(self.rt.cudaStreamCreate(ctypes.byref(self.stream)), "cudaStreamCreate")
+
+    def _check(self, status, call):
+        if status != 0:
+            raise RuntimeError(f"{call} failed: CUDA error {status}")
+
+    def _delete(self, tensor):
+        device = self.live.pop(ctypes.addressof(tensor.contents))[-1]
+        self.rt.cudaFree(device)
+        self.deleted += 1
+
+    def random(self, shape, seed, shift=0.0):
+        x = self.np.random.default_rng(seed).standard_normal(shape)
+        return x + shift * self.np.eye(shape[0]) if shift else x
+
+    def capsule(self, x, transposed=False):
+        """A "dltensor" capsule of a device copy of `x` (the copy queued on the
+        stream, not waited for; seen as its transpose) and its data pointer."""
+        host = self.np.ascontiguousarray(x, dtype=self.np.float64)
+        device = ctypes.c_void_p()
+        self._check(self.rt.cudaMalloc(ctypes.byref(device), ctypes.c_size_t(host.nbytes)),
+                    "cudaMalloc")
+        self._check(self.rt.cudaMemcpyAsync(device, ctypes.c_void_p(host.ctypes.data),
+                                            ctypes.c_size_t(host.nbytes), 1, self.stream),
+                    "cudaMemcpyAsync")
+        shape = (ctypes.c_int64 * host.ndim)(*host.shape)
+        strides = (ctypes.c_int64 * 2)(1, host.shape[0]) if transposed else None
+        m = DLManagedTensor()
+        m.dl_tensor = DLTensor(device, DLDevice(KDLCUDA, 0), host.ndim,
+                               DLDataType(KDLFLOAT, 64, 1), shape, strides, 0)
+        m.deleter = self.deleter
+        self.live[ctypes.addressof(m)] = (m, shape, strides, host, device)
+        return self.graphc.api.PyCapsule_New(ctypes.addressof(m), DLTENSOR, None), device.value
+
+    def stream_handle(self):
+        return self.stream
+
+    def take_output(self, capsule):
+        pointer = self.graphc.api.PyCapsule_GetPointer(capsule, DLTENSOR)
+        return ctypes.cast(pointer, ctypes.POINTER(DLManagedTensor))
+
+    def describe(self, out):
+        t = out.contents.dl_tensor
+        shape = tuple(t.shape[i] for i in range(t.ndim))
+        dense = not t.strides or [t.strides[i] for i in range(t.ndim)] == [
+            int(self.np.prod(shape[i + 1:])) for i in range(t.ndim)]
+        return (t.device.device_type == KDLCUDA and t.device.device_id == 0 and dense
+                and (t.dtype.code, t.dtype.bits, t.dtype.lanes) == (KDLFLOAT, 64, 1)), shape
+
+    def numpy(self, x):
+        if isinstance(x, self.np.ndarray):
+            return x
+        t = x.contents.dl_tensor
+        host = self.np.empty(tuple(t.shape[i] for i in range(t.ndim)))
+        self._check(self.rt.cudaMemcpy(ctypes.c_void_p(host.ctypes.data),
+                                       ctypes.c_void_p(t.data + t.byte_offset),
+                                       ctypes.c_size_t(host.nbytes), 2), "cudaMemcpy")
+        return host
+
+    def inputs_deleted(self):
+        return self.deleted
+
+    def fused_reference(self, x, y):
+        """NumPy's s and t, in float64."""
+        return (self.np.exp(x) * y).sum(axis=1), self.np.tanh(x - y)
+
+    def solve_reference(self, a, b):
+        return self.np.linalg.solve(a, b)
+
+    def release(self, outs):
+        """Calls each output's deleter, as a consumer does when done."""
+        for out in outs:
+            out.contents.deleter(out)
+        outs.clear()
+
+
 def relative_error(got, want):
-    import torch
-    return (torch.linalg.norm(got - want) / torch.linalg.norm(want)).item()
+    import numpy
+    return float(numpy.linalg.norm(got - want) / numpy.linalg.norm(want))
+
+
+def run_checks(graphc, producer, n, checks):
+    m, k = 96, 5
+    print(f"producer: {producer.name}")
+
+    # fused: inputs made on the producer's stream, the run enqueued on it.
+    x, y = producer.random((n, m), 1), producer.random((n, m), 2)
+    made = [producer.capsule(x), producer.capsule(y)]
+    library_before, producer_before = graphc.inputs_deleted(), producer.inputs_deleted()
+    outs = [producer.take_output(c) for c in graphc.run(
+        FUSED.format(n=n, m=m), [c for c, _ in made], 2, producer.stream_handle())]
+    checks.check(graphc.inputs_deleted() == library_before + 2
+                 and producer.inputs_deleted() == producer_before + 2,
+                 "fused: both inputs' deleters ran once when the call returned")
+    checks.check([graphc.last_input(0), graphc.last_input(1)] == [p for _, p in made],
+                 "fused: graphc read x and y where the producer keeps them (no copy)")
+    del made
+    (dense_s, shape_s), (dense_t, shape_t) = producer.describe(outs[0]), producer.describe(outs[1])
+    checks.check(dense_s and dense_t and shape_s == (n,) and shape_t == (n, m),
+                 "fused: outputs are dense float64 on CUDA device 0 with the graph's shapes")
+    s, t = producer.numpy(outs[0]), producer.numpy(outs[1])
+    want_s, want_t = producer.fused_reference(x, y)
+    err_s, err_t = relative_error(s, want_s), relative_error(t, want_t)
+    checks.check(err_s <= 1e-12 and err_t <= 1e-12,
+                 f"fused: matches {producer.name} in float64 (relative errors {err_s:.2e}, "
+                 f"{err_t:.2e})")
+    outputs_before = graphc.outputs_deleted()
+    producer.release(outs)
+    checks.check(graphc.outputs_deleted() == outputs_before + 2,
+                 "fused: each output's deleter ran once when its consumer let it go")
+
+    # solve, on the legacy default stream (NULL), twice: compiled once.
+    a, b = producer.random((n, n), 3, shift=float(n)), producer.random((n, k), 4)
+    ha, hb = producer.numpy(a), producer.numpy(b)
+    want = producer.solve_reference(a, b)
+    for attempt in ("", " again (the cached executable)"):
+        (z_cap,) = graphc.run(SOLVE.format(n=n, k=k),
+                              [producer.capsule(a)[0], producer.capsule(b)[0]], 1)
+        outs = [producer.take_output(z_cap)]
+        del z_cap
+        z = producer.numpy(outs[0])
+        err_z, residual = relative_error(z, want), relative_error(ha @ z, hb)
+        checks.check(err_z <= 1e-12 and residual <= 1e-12,
+                     f"solve{attempt}: matches {producer.name}'s solve in float64 (relative error "
+                     f"{err_z:.2e}, residual {residual:.2e})")
+        outputs_before = graphc.outputs_deleted()
+        producer.release(outs)
+        checks.check(graphc.outputs_deleted() == outputs_before + 1,
+                     f"solve{attempt}: the output's deleter ran once")
+
+    # A strided input is refused by name; its deleter still runs once.
+    producer_before = producer.inputs_deleted()
+    try:
+        graphc.run(SOLVE.format(n=n, k=k),
+                   [producer.capsule(a, transposed=True)[0], producer.capsule(b)[0]], 1)
+        checks.check(False, "errors: a transposed input was refused")
+    except RuntimeError as e:
+        checks.check("strided device array" in str(e), f"errors: a transposed input: {e}")
+    checks.check(producer.inputs_deleted() == producer_before + 2,
+                 "errors: the refused call's inputs were deleted once each")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lib", default=DEFAULT_LIB, help="path of libgraphc_dlpack.so")
     parser.add_argument("--n", type=int, default=256, help="rows of the inputs")
+    parser.add_argument("--producer", choices=["torch", "cudart"],
+                        help="who makes the tensors (default: torch where it is installed)")
     args = parser.parse_args()
     reexec_with_static_tls()
 
-    import torch
-    from torch.utils import dlpack
-
-    if not torch.cuda.is_available():
-        print("no CUDA device: nothing to check")
-        return 1
+    producer_class = CudartProducer
+    if args.producer != "cudart":
+        try:
+            import torch
+            if torch.cuda.is_available():
+                producer_class = TorchProducer
+            elif args.producer == "torch":
+                print("torch sees no CUDA device")
+                return 1
+        except ImportError:
+            if args.producer == "torch":
+                raise
+            print("torch is not installed: tensors made with the CUDA runtime instead")
     graphc = Graphc(args.lib)
     checks = Checks()
-    n, m, k = args.n, 96, 5
-    dev = torch.device("cuda", 0)
-
-    # fused: inputs made on a side stream, the run enqueued on it without a sync.
-    side = torch.cuda.Stream(device=dev)
-    with torch.cuda.stream(side):
-        x = torch.randn(n, m, dtype=torch.float64, device=dev)
-        y = torch.randn(n, m, dtype=torch.float64, device=dev)
-        for _ in range(50):  # keep the stream busy until the run is enqueued
-            x = torch.sin(x) + 0.5 * x
-        deleted_before = graphc.inputs_deleted()
-        s_cap, t_cap = graphc.run(FUSED.format(n=n, m=m),
-                                  [dlpack.to_dlpack(x), dlpack.to_dlpack(y)], 2,
-                                  ctypes.c_void_p(side.cuda_stream))
-    checks.check(graphc.inputs_deleted() == deleted_before + 2,
-                 "fused: both inputs' deleters ran once when the call returned")
-    checks.check(graphc.last_input(0) == x.data_ptr() and graphc.last_input(1) == y.data_ptr(),
-                 "fused: graphc read x and y where torch keeps them (no copy)")
-    s, t = dlpack.from_dlpack(s_cap), dlpack.from_dlpack(t_cap)
-    del s_cap, t_cap
-    torch.cuda.synchronize()
-    checks.check(s.device == dev and s.dtype == torch.float64 and tuple(s.shape) == (n,)
-                 and t.is_contiguous() and tuple(t.shape) == (n, m),
-                 f"fused: outputs are dense float64 on {dev} with the graph's shapes")
-    want_s = (torch.exp(x) * y).sum(dim=1)
-    want_t = torch.tanh(x - y)
-    err_s, err_t = relative_error(s, want_s), relative_error(t, want_t)
-    checks.check(err_s <= 1e-12 and err_t <= 1e-12,
-                 f"fused: matches torch in float64 (relative errors {err_s:.2e}, {err_t:.2e})")
-
-    # solve, on the default stream (NULL).
-    a = torch.randn(n, n, dtype=torch.float64, device=dev) + n * torch.eye(
-        n, dtype=torch.float64, device=dev)
-    b = torch.randn(n, k, dtype=torch.float64, device=dev)
-    torch.cuda.synchronize()
-    (z_cap,) = graphc.run(SOLVE.format(n=n, k=k), [dlpack.to_dlpack(a), dlpack.to_dlpack(b)], 1)
-    z = dlpack.from_dlpack(z_cap)
-    del z_cap
-    err_z = relative_error(z, torch.linalg.solve(a, b))
-    residual = relative_error(a @ z, b)
-    checks.check(err_z <= 1e-12 and residual <= 1e-12,
-                 f"solve: matches torch.linalg.solve in float64 (relative error {err_z:.2e}, "
-                 f"residual {residual:.2e})")
-
-    # Each output's deleter runs once, when torch frees the tensor.
-    outputs_before = graphc.outputs_deleted()
-    del s, t, z
-    gc.collect()
-    torch.cuda.synchronize()
-    checks.check(graphc.outputs_deleted() == outputs_before + 3,
-                 "deleters: the 3 outputs' deleters ran once each when torch freed them")
-
-    # A strided input is refused by name; its deleter still runs once.
-    deleted_before = graphc.inputs_deleted()
-    try:
-        graphc.run(SOLVE.format(n=n, k=k), [dlpack.to_dlpack(a.t()), dlpack.to_dlpack(b)], 1)
-        checks.check(False, "errors: a transposed input was refused")
-    except RuntimeError as e:
-        checks.check("strided device array" in str(e), f"errors: a transposed input: {e}")
-    checks.check(graphc.inputs_deleted() == deleted_before + 2,
-                 "errors: the refused call's inputs were deleted once each")
-
-    # The same graph again: compiled once, the same results.
-    (z_cap,) = graphc.run(SOLVE.format(n=n, k=k), [dlpack.to_dlpack(a), dlpack.to_dlpack(b)], 1)
-    z = dlpack.from_dlpack(z_cap)
-    checks.check(relative_error(z, torch.linalg.solve(a, b)) <= 1e-12,
-                 "solve again: the cached executable gives the same answer")
-
+    run_checks(graphc, producer_class(graphc), args.n, checks)
     if checks.failed:
         print(f"{checks.failed} of {checks.passed + checks.failed} checks failed")
         return 1

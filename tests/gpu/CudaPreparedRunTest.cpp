@@ -66,12 +66,7 @@ void expectOutputs(const std::vector<Array>& got, const std::vector<Array>& want
         << what << ", output " << i;
 }
 
-/// Sets GRAPHC_CUDA_GRAPHS for the lifetime of the guard.
-class GraphsSetting {
-public:
-  explicit GraphsSetting(bool on) { setenv("GRAPHC_CUDA_GRAPHS", on ? "1" : "0", 1); }
-  ~GraphsSetting() { unsetenv("GRAPHC_CUDA_GRAPHS"); }
-};
+using testing::GraphsSetting;
 
 TEST(CudaPreparedRun, RunsIntoNewDeviceBuffersEveryRun) {
   GRAPHC_REQUIRE_GPU();

@@ -2,7 +2,8 @@
 //
 // GRAPHC_REQUIRE_GPU() skips a test where no CUDA device is usable; DeviceArray
 // is a minimal owning device allocation; randomVector makes reproducible data;
-// onDevice and deviceOutputs make the device arrays of a run into outputs.
+// onDevice and deviceOutputs make the device arrays of a run into outputs;
+// GraphsSetting turns CUDA graphs on or off for a scope.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -61,6 +63,15 @@ inline std::vector<double> randomVector(size_t n, unsigned seed) {
     x = dist(rng);
   return v;
 }
+
+/// Sets GRAPHC_CUDA_GRAPHS for the lifetime of the guard (then unsets it).
+class GraphsSetting {
+public:
+  explicit GraphsSetting(bool on) { setenv("GRAPHC_CUDA_GRAPHS", on ? "1" : "0", 1); }
+  GraphsSetting(const GraphsSetting&) = delete;
+  GraphsSetting& operator=(const GraphsSetting&) = delete;
+  ~GraphsSetting() { unsetenv("GRAPHC_CUDA_GRAPHS"); }
+};
 
 /// Device copies of `host`.
 inline std::vector<Array> onDevice(const std::vector<Array>& host) {

@@ -212,6 +212,7 @@ TEST(OutOfMemory, InABatchOfDeferredRuns) {
 /// lane's graphs off) and the results are right.
 TEST(OutOfMemory, WhileTheFirstRunIsCaptured) {
   GRAPHC_REQUIRE_GPU();
+  testing::GraphsSetting on(true); // also when the suite runs with graphs off
   auto g = ir::parseGraph(R"(
 graph @layer(%x: f64[96,24], %w: f64[24,40], %v: f64[40]) {
   %h = matmul %x, %w

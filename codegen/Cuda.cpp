@@ -617,8 +617,8 @@ CudaKernel Emitter::emit(llvm::StringRef name) {
 using detail::Emitter;
 using ir::Op;
 
-CudaKernel emitCuda(const Kernel& k, llvm::StringRef name) {
-  return Emitter(k).emit(name);
+CudaKernel emitCuda(const Kernel& k, llvm::StringRef name, const CudaTarget& target) {
+  return Emitter(k, target).emit(name);
 }
 
 std::string runsName(const CudaKernel& k) {

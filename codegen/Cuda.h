@@ -27,8 +27,11 @@
 //   ThreadPerSegment  non-contiguous (or very short) segments: one thread loops over
 //                     a segment; neighbouring threads read neighbouring segments.
 // With several reduction stages (layernorm: the mean, then the variance) each form
-// makes one pass over the segment per stage, re-reading its inputs (from L1/L2
-// for long rows), before the pass that writes the domain outputs.
+// makes one pass over the segment per stage, before the pass that writes the domain
+// outputs. A block or warp reading its segment in several passes loads it once: into
+// its lanes' registers where a lane's share is a few points, else (a block per
+// segment) into shared memory where CudaTarget allows the row; otherwise each pass
+// reads it again.
 // Every loop strides over its work, so any grid size is correct; the block size is
 // a compile-time constant of the source and must be CudaKernel::blockSize.
 //
@@ -84,15 +87,28 @@ struct CudaKernel {
   /// this kernel's shape. Kernels that read no point's coordinates (no iota or eye
   /// among their sources) have one source for every leading extent.
   int64_t size = -1;
+  /// Bytes of dynamic shared memory per block (rows cached in shared memory); over
+  /// 48 KB the kernel needs cudaFuncAttributeMaxDynamicSharedMemorySize.
+  int64_t sharedBytes = 0;
+};
+
+/// What the device lets a kernel use.
+struct CudaTarget {
+  /// The most shared memory one block may use, static and dynamic
+  /// (cudaDevAttrMaxSharedMemoryPerBlockOptin); 0: rows are never cached there.
+  int64_t sharedBytes = 0;
+
+  /// An H100's or H200's (compute capability 9.0): 227 KB of shared memory a block.
+  static CudaTarget sm90() { return {232448}; }
 };
 
 /// The name of `k`'s kernel that runs several runs in one launch: "<name>_runs".
 std::string runsName(const CudaKernel& k);
 
-/// The CUDA kernel named `name` that computes `k`. Deterministic: the same Kernel
-/// and name give byte-identical source. Throws graphc::Error for an op a kernel
-/// cannot contain.
-CudaKernel emitCuda(const Kernel& k, llvm::StringRef name);
+/// The CUDA kernel named `name` that computes `k` on `target`. Deterministic: the
+/// same Kernel, name and target give byte-identical source. Throws graphc::Error
+/// for an op a kernel cannot contain.
+CudaKernel emitCuda(const Kernel& k, llvm::StringRef name, const CudaTarget& target = {});
 
 /// The CPU backend's message for error code `code` (> 0) stored by a kernel of `k`,
 /// e.g. "div (%q): integer division by zero".

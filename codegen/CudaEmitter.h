@@ -20,6 +20,9 @@ namespace graphc::codegen::detail {
 /// The most points of a segment a lane keeps in registers (row caching, in
 /// Emitter::reduction).
 constexpr int64_t kCachedPointsPerLane = 16;
+/// Shared memory a block-per-segment kernel keeps for its reductions' arrays
+/// (w<N>[BS / 32] each) beside rows cached in shared memory.
+constexpr int64_t kSharedForReductions = 8 << 10;
 /// Row-cached kernels moving more bytes than this (about an H100's or H200's L2)
 /// are bandwidth-bound: they move their rows and domain outputs 16 bytes at a
 /// time where aligned. Their loads and stores are plain: with evict-first hints
@@ -116,7 +119,7 @@ struct Accumulator {
 /// entry points.
 class Emitter {
 public:
-  explicit Emitter(const Kernel& k) : k_(k) {
+  Emitter(const Kernel& k, const CudaTarget& target) : k_(k), target_(target) {
     int64_t most = ir::numElements(k.domain);
     for (const ir::Value& v : k.inputs)
       most = std::max(most, v.type().numel());
@@ -190,6 +193,7 @@ private:
   }
 
   const Kernel& k_;
+  CudaTarget target_;
   bool wide_ = false; ///< 64-bit indices
   unsigned helpers_ = 0;
   bool error_ = false; ///< some instruction may store an error code

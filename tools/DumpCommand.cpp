@@ -88,7 +88,8 @@ void dumpLowered(std::FILE* out, const ir::Module& module, const PipelineFlags& 
   }
 }
 
-/// `graphc dump --cuda` (or `--llvm`): per graph, the generated CUDA C++ (or the cpu
+/// `graphc dump --cuda` (or `--llvm`): per graph, the generated CUDA C++ for a
+/// compute capability 9.0 device (or the cpu
 /// backend's LLVM IR, before optimization) of each kernel step of its lowered
 /// program, under a `// ----- @graph step N: fused[...] -----` line.
 void dumpKernels(std::FILE* out, const ir::Module& module, const PipelineFlags& flags, bool llvm) {
@@ -115,7 +116,8 @@ void dumpKernels(std::FILE* out, const ir::Module& module, const PipelineFlags& 
           fmt::print(out, "{}   {}\n", comment, l.str());
         std::string name = fmt::format("{}_step{}", g->name(), i);
         fmt::print(out, "{}",
-                   llvm ? codegen::emitCpu(*k, name).ir : codegen::emitCuda(*k, name).source);
+                   llvm ? codegen::emitCpu(*k, name).ir
+                        : codegen::emitCuda(*k, name, codegen::CudaTarget::sm90()).source);
       } else
         fmt::print(out, "{} not generated: {}\n", comment,
                    alone ? "a data-movement op runs node by node" : std::get<std::string>(kernel));
@@ -160,7 +162,7 @@ int runDump(llvm::ArrayRef<std::string> args) {
   bool cuda = false;
   parser.flag("cuda",
               "run the passes, then print the CUDA C++ generated for each kernel step of "
-              "the lowered program",
+              "the lowered program (for a compute capability 9.0 GPU)",
               &cuda);
   bool llvmIr = false;
   parser.flag("llvm",

@@ -1,6 +1,7 @@
 //===- runtime/cuda/FusedKernel.cpp - Running a kernel on the GPU ---------===//
 #include "runtime/cuda/FusedKernel.h"
 
+#include "runtime/cuda/Check.h"
 #include "support/Error.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -31,16 +32,38 @@ std::string emptyReductionError(const codegen::Kernel& k) {
   return "";
 }
 
+/// Lets `k` take `bytes` of dynamic shared memory on the current device (needed
+/// past 48 KB).
+void allowShared(const Kernel& k, int64_t bytes) {
+  if (bytes <= 48 << 10)
+    return;
+  int device = 0;
+  GRAPHC_CUDA_CHECK(cudaGetDevice(&device));
+  GRAPHC_CUDA_CHECK(cudaKernelSetAttributeForDevice(
+      k.handle(), cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes), device));
+}
+
 } // namespace
 
+codegen::CudaTarget currentTarget() {
+  int device = 0, optin = 0;
+  GRAPHC_CUDA_CHECK(cudaGetDevice(&device));
+  GRAPHC_CUDA_CHECK(
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return {optin};
+}
+
 CudaFusedKernel::CudaFusedKernel(codegen::Kernel kernel, KernelCache& cache)
-    : CudaFusedKernel(kernel, codegen::emitCuda(kernel, "graphc_kernel"), cache) {}
+    : CudaFusedKernel(kernel, codegen::emitCuda(kernel, "graphc_kernel", currentTarget()), cache) {}
 
 CudaFusedKernel::CudaFusedKernel(codegen::Kernel kernel, codegen::CudaKernel cuda,
                                  KernelCache& cache)
     : k_(std::move(kernel)), cuda_(std::move(cuda)), loaded_(cache.get(cuda_)),
       runs_(loaded_->library.kernel(codegen::runsName(cuda_))),
-      emptyReduction_(emptyReductionError(k_)) {}
+      emptyReduction_(emptyReductionError(k_)) {
+  allowShared(loaded_->kernel, cuda_.sharedBytes);
+  allowShared(runs_, cuda_.sharedBytes);
+}
 
 llvm::SmallVector<void*, 16> CudaFusedKernel::arguments(llvm::ArrayRef<const void*> inputs,
                                                         llvm::ArrayRef<void*> outputs,
@@ -67,6 +90,7 @@ KernelLaunch CudaFusedKernel::launchOf(llvm::ArrayRef<const void*> inputs,
     throw Error(emptyReduction_);
   l.config.grid = dim3(cuda_.gridSize);
   l.config.block = dim3(cuda_.blockSize);
+  l.config.sharedBytes = static_cast<size_t>(cuda_.sharedBytes);
   return l;
 }
 
@@ -76,6 +100,7 @@ void CudaFusedKernel::launchRuns(void* const* table, unsigned runs, cudaStream_t
   LaunchConfig config;
   config.grid = dim3(cuda_.gridSize, runs);
   config.block = dim3(cuda_.blockSize);
+  config.sharedBytes = static_cast<size_t>(cuda_.sharedBytes);
   config.stream = stream;
   void* arg = const_cast<void**>(table);
   runs_.launch(config, {&arg});

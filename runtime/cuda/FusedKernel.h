@@ -31,11 +31,15 @@
 
 namespace graphc::cuda {
 
+/// What the current device lets a generated kernel use (its shared memory per
+/// block), for codegen::emitCuda.
+codegen::CudaTarget currentTarget();
+
 /// A fused kernel ready to launch on the GPU.
 class CudaFusedKernel {
 public:
-  /// Generates, compiles (or finds in `cache`) and loads `kernel`'s CUDA kernel.
-  /// Throws graphc::Error.
+  /// Generates (for currentTarget()), compiles (or finds in `cache`) and loads
+  /// `kernel`'s CUDA kernel. Throws graphc::Error.
   explicit CudaFusedKernel(codegen::Kernel kernel, KernelCache& cache = KernelCache::global());
   /// The same for `kernel` whose CUDA kernel `cuda` (codegen::emitCuda) is already
   /// generated, e.g. to compile many in parallel first (KernelCache::compileAll).

@@ -62,6 +62,7 @@ PreparedProgram::PreparedProgram(const ir::Graph& g)
 void PreparedProgram::prepareSteps() {
   std::vector<codegen::CudaKernel> sources;
   std::vector<codegen::Kernel> kernels;
+  const codegen::CudaTarget target = currentTarget();
   for (const passes::Step& s : program_.steps()) {
     PreparedStep p{
         PreparedStep::How::Host, &s, s.inputs, s.outputs, {}, {}, nullptr, {}, -1, -1, 0, {}};
@@ -87,7 +88,7 @@ void PreparedProgram::prepareSteps() {
       auto built = codegen::buildKernel(s.nodes, s.outputs);
       if (auto* k = std::get_if<codegen::Kernel>(&built)) {
         p.how = PreparedStep::How::Kernel;
-        sources.push_back(codegen::emitCuda(*k, "graphc_kernel"));
+        sources.push_back(codegen::emitCuda(*k, "graphc_kernel", target));
         kernels.push_back(std::move(*k));
       }
     }

@@ -50,7 +50,7 @@ std::vector<CudaKernel> generateMultiStage(const testing::MultiStageCase& c) {
   }
   const codegen::Kernel& kernel = std::get<codegen::Kernel>(k);
   EXPECT_EQ(kernel.stages(), c.stages) << c.name << "\n" << codegen::printKernel(kernel);
-  return {codegen::emitCuda(kernel, "k0")};
+  return {codegen::emitCuda(kernel, "k0", codegen::CudaTarget::sm90())};
 }
 
 /// The kernels of case `name` in `dtype`.
@@ -229,6 +229,70 @@ TEST(CudaCodegen, RowsReadInSeveralPassesAreLoadedOnce) {
 #endif
 }
 
+/// How often `what` occurs in `text`.
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+/// The one kernel of `text` (as a multi-stage case), generated for `target`.
+CudaKernel wholeKernelFor(const std::string& text, codegen::CudaTarget target) {
+  std::unique_ptr<ir::Graph> g = ir::parseGraph(text, "rows");
+  auto k = testing::wholeKernel(*g);
+  if (auto* why = std::get_if<std::string>(&k))
+    throw Error(*why);
+  return codegen::emitCuda(std::get<codegen::Kernel>(k), "k", target);
+}
+
+TEST(CudaCodegen, LongRowsAreCachedInSharedMemoryWhereTheyFit) {
+  using testing::withType;
+  const codegen::CudaTarget sm90 = codegen::CudaTarget::sm90();
+  // Softmax over rows of 50257 f32 (201028 bytes, padded to 16): loaded once, then
+  // the max, the sum and the output pass read shared memory.
+  std::string softmax = withType(testing::softmaxText(8, 50257), "f32");
+  CudaKernel k = wholeKernelFor(softmax, sm90);
+  EXPECT_EQ(k.sharedBytes, 201040);
+  EXPECT_NE(k.source.find("extern __shared__ __align__(16) unsigned char gc_rows[];"),
+            std::string::npos)
+      << k.source;
+  EXPECT_EQ(occurrences(k.source, "in0["), 1u) << k.source;
+  EXPECT_EQ(occurrences(k.source, "c0[j]"), 4u) << k.source; // the load and three passes
+  // No target, or one too small for the row: each pass reads memory.
+  for (codegen::CudaTarget small : {codegen::CudaTarget{}, codegen::CudaTarget{100 << 10}}) {
+    CudaKernel plain = wholeKernelFor(softmax, small);
+    EXPECT_EQ(plain.sharedBytes, 0);
+    EXPECT_EQ(plain.source.find("gc_rows"), std::string::npos);
+    EXPECT_EQ(occurrences(plain.source, "in0["), 3u) << plain.source;
+  }
+  // Two cached inputs, each row at its own 16-byte aligned offset.
+  CudaKernel two = wholeKernelFor(withType(testing::twoRowsText(5, 20001), "f32"), sm90);
+  EXPECT_EQ(two.sharedBytes, 2 * 80016);
+  EXPECT_NE(two.source.find("(f32*)(gc_rows + 80016)"), std::string::npos) << two.source;
+  // f64 rows of 30001 points (240 KB) do not fit: registers cannot hold them either.
+  CudaKernel wide = wholeKernelFor(withType(testing::threeStageText(3, 30001), "f64"), sm90);
+  EXPECT_EQ(wide.sharedBytes, 0);
+  // Read twice (logsumexp: the max, then the sum): from memory each time.
+  std::string lse = R"(graph @lse(%x: f32[8,50257]) {
+  %m = max %x {axes=[1], keepdims}
+  %mb = broadcast_to %m {shape=[8,50257]}
+  %d = sub %x, %mb
+  %e = exp %d
+  %s = sum %e {axes=[1], keepdims}
+  return %s
+})";
+  EXPECT_EQ(wholeKernelFor(lse, sm90).sharedBytes, 0);
+  // Rows a lane holds in registers stay there.
+  EXPECT_EQ(wholeKernelFor(withType(testing::softmaxText(8, 4096), "f32"), sm90).sharedBytes, 0);
+#if GRAPHC_HAS_CUDA
+  cuda::CompileOptions options;
+  options.computeCapability = 90;
+  EXPECT_NO_THROW(cuda::compileCuda(k.source, "softmax.cu", options));
+  EXPECT_NO_THROW(cuda::compileCuda(two.source, "two.cu", options));
+#endif
+}
+
 TEST(CudaCodegen, MultiStageKernels) {
   for (const char* dtype : {"f32", "f64"})
     for (const testing::MultiStageCase& c : testing::multiStageCases(dtype)) {
@@ -246,7 +310,7 @@ TEST(CudaCodegen, MultiStageKernels) {
           ++n;
         return n;
       };
-      bool cached = count("[u] = in") > 0;
+      bool cached = count("[u] = in") + count("[j] = in") > 0;
       EXPECT_EQ(count("for (idx j =") + count("for (int u =") - (cached ? 1 : 0),
                 static_cast<size_t>(c.stages) + 1)
           << src;

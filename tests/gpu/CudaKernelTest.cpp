@@ -204,7 +204,7 @@ TEST(CudaKernel, EveryCaseMatchesTheCpu) {
     // Compile them all in parallel first; each CudaFusedKernel is then a memory hit.
     std::vector<codegen::CudaKernel> sources;
     for (const auto& [name, k] : kernels)
-      sources.push_back(codegen::emitCuda(k, "graphc_kernel"));
+      sources.push_back(codegen::emitCuda(k, "graphc_kernel", cuda::currentTarget()));
     KernelCache::global().compileAll(sources);
     int failed = 0;
     for (size_t i = 0; i < kernels.size(); ++i)
@@ -231,7 +231,7 @@ TEST(CudaKernel, MultiStageKernelsMatchTheCpu) {
     }
     std::vector<codegen::CudaKernel> sources;
     for (const auto& [name, k] : kernels)
-      sources.push_back(codegen::emitCuda(k, "graphc_kernel"));
+      sources.push_back(codegen::emitCuda(k, "graphc_kernel", cuda::currentTarget()));
     KernelCache::global().compileAll(sources);
     int failed = 0;
     for (size_t i = 0; i < kernels.size(); ++i)
@@ -241,9 +241,25 @@ TEST(CudaKernel, MultiStageKernelsMatchTheCpu) {
   // The domain output over the input every stage reads.
   for (const testing::MultiStageCase& c : testing::multiStageCases("f32")) {
     if (c.name == "layernorm_5000" || c.name == "layernorm_1000" ||
-        c.name == "softmax_short_rows") {
+        c.name == "softmax_short_rows" || c.name == "softmax_50257") {
       EXPECT_TRUE(
           expectSameAsCpu(multiStageKernel(c), c.name + " in place", 11, Placement::InPlace));
+    }
+  }
+}
+
+TEST(CudaKernel, LongRowsAreCachedInSharedMemory) {
+  GRAPHC_REQUIRE_GPU();
+  // Rows of 50257 f32 (201040 bytes) fit the 227 KB a block of an H100 or H200 may
+  // use: there the kernel loads each row once, into shared memory.
+  codegen::CudaTarget target = cuda::currentTarget();
+  for (const testing::MultiStageCase& c : testing::multiStageCases("f32")) {
+    if (c.name == "softmax_50257") {
+      CudaFusedKernel gpu(multiStageKernel(c));
+      if (target.sharedBytes >= codegen::CudaTarget::sm90().sharedBytes) {
+        EXPECT_EQ(gpu.cuda().sharedBytes, 201040);
+      }
+      EXPECT_TRUE(expectSameAsCpu(gpu.kernel(), c.name, 17));
     }
   }
 }
@@ -444,7 +460,7 @@ TEST(KernelCache, SecondGetIsAMemoryHitAndANewCacheReadsTheDisk) {
   KernelCache::Options options;
   options.diskDir = tempCacheDir();
   Kernel k = kernelsOfText(chain(1000)).at(0);
-  codegen::CudaKernel source = codegen::emitCuda(k, "graphc_kernel");
+  codegen::CudaKernel source = codegen::emitCuda(k, "graphc_kernel", cuda::currentTarget());
   KernelCache cache(options);
   ASSERT_EQ(cache.diskDir(), *options.diskDir);
   auto first = cache.get(source);

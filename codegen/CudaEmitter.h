@@ -20,9 +20,9 @@ namespace graphc::codegen::detail {
 /// The most points of a segment a lane keeps in registers (row caching, in
 /// Emitter::reduction).
 constexpr int64_t kCachedPointsPerLane = 16;
-/// Shared memory a block-per-segment kernel keeps for its reductions' arrays
-/// (w<N>[BS / 32] each) beside rows cached in shared memory.
-constexpr int64_t kSharedForReductions = 8 << 10;
+/// The most shared memory one reduction of a block-per-segment kernel takes for
+/// combining its warps: w<N>[BS / 32] of at most 32 bytes (gc_moments), BS <= 1024.
+constexpr int64_t kSharedPerReduction = 32 * 32;
 /// Row-cached kernels moving more bytes than this (about an H100's or H200's L2)
 /// are bandwidth-bound: they move their rows and domain outputs 16 bytes at a
 /// time where aligned. Their loads and stores are plain: with evict-first hints

@@ -193,7 +193,10 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
         r.sharedOffsets[in] = r.sharedBytes;
         r.sharedBytes += (ps.length * ir::dtypeSize(k_.inputs[in].type().dtype) + 15) / 16 * 16;
       }
-    r.shared = r.caching = r.sharedBytes + kSharedForReductions <= target_.sharedBytes;
+    int64_t reductions = std::count_if(k_.insts.begin(), k_.insts.end(), [](const Inst& inst) {
+      return inst.kind == Inst::Kind::Reduce;
+    });
+    r.shared = r.caching = r.sharedBytes + reductions * kSharedPerReduction <= target_.sharedBytes;
     if (!r.shared)
       r.sharedBytes = 0;
   }

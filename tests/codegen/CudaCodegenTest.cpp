@@ -266,6 +266,9 @@ TEST(CudaCodegen, LongRowsAreCachedInSharedMemoryWhereTheyFit) {
     EXPECT_EQ(plain.source.find("gc_rows"), std::string::npos);
     EXPECT_EQ(occurrences(plain.source, "in0["), 3u) << plain.source;
   }
+  // The limit holds the row and each reduction's 1 KB for combining warps (two here).
+  EXPECT_EQ(wholeKernelFor(softmax, codegen::CudaTarget{201040 + 2048}).sharedBytes, 201040);
+  EXPECT_EQ(wholeKernelFor(softmax, codegen::CudaTarget{201040 + 2047}).sharedBytes, 0);
   // Two cached inputs, each row at its own 16-byte aligned offset.
   CudaKernel two = wholeKernelFor(withType(testing::twoRowsText(5, 20001), "f32"), sm90);
   EXPECT_EQ(two.sharedBytes, 2 * 80016);

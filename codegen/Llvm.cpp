@@ -542,7 +542,26 @@ Values Gen::extremeRow(const Sweep& s, const Values& idx, llvm::Value* from, llv
     for (int r : rs)
       if (vectorExtreme(r))
         initB.push_back(none);
-    firstAt = loop(from, to, initB, false, [&](llvm::Value* i, const Values& cur) {
+    // The second loop only where an argmax or argmin's extreme beats the points
+    // before the block (in a long row, the later blocks seldom do).
+    llvm::Value* beats = b_.getFalse();
+    for (size_t n = 0, c = 0; n < rs.size(); ++n) {
+      int r = rs[n];
+      size_t width = accumulators_[r]->position ? 2 : 1;
+      Op op = k_.insts[r].node->op();
+      if (vectorExtreme(r) && (op == Op::Argmax || op == Op::Argmin)) {
+        Values old(init.begin() + c, init.begin() + c + 2), joined;
+        accumulate(r, old, target[r], b_.getInt64(-2), nullptr, joined); // -2: no position
+        beats = b_.CreateOr(beats, b_.CreateICmpNE(joined[1], old[1]));
+      }
+      c += width;
+    }
+    llvm::BasicBlock* skip = b_.GetInsertBlock();
+    llvm::BasicBlock* find = llvm::BasicBlock::Create(ctx_, "find", f_);
+    llvm::BasicBlock* found = llvm::BasicBlock::Create(ctx_, "found", f_);
+    b_.CreateCondBr(beats, find, found);
+    b_.SetInsertPoint(find);
+    Values inFind = loop(from, to, initB, false, [&](llvm::Value* i, const Values& cur) {
       Values at = idx;
       at.push_back(i);
       body(s, merged_, at);
@@ -564,6 +583,15 @@ Values Gen::extremeRow(const Sweep& s, const Values& idx, llvm::Value* from, llv
       }
       return next;
     });
+    llvm::BasicBlock* findEnd = b_.GetInsertBlock();
+    b_.CreateBr(found);
+    b_.SetInsertPoint(found);
+    for (size_t j = 0; j < inFind.size(); ++j) {
+      llvm::PHINode* phi = b_.CreatePHI(none->getType(), 2);
+      phi->addIncoming(inFind[j], findEnd);
+      phi->addIncoming(none, skip);
+      firstAt.push_back(phi);
+    }
     if (narrow)
       for (llvm::Value*& v : firstAt)
         v = b_.CreateAdd(firstPos, b_.CreateMul(b_.CreateSExt(v, b_.getInt64Ty()),
@@ -759,9 +787,28 @@ void Gen::nest(const Sweep& s, const Merged& ms, size_t level, Values idx, int64
   bool extremes = registers && s.kind == Sweep::Accumulate &&
                   (level == 0 || ms.extents[level] >= kVectorRow) &&
                   std::any_of(rs.begin(), rs.end(), [&](int r) { return vectorExtreme(r); });
+  // With argmax or argmin: in blocks of kExtremeBlock points, each joined to the
+  // accumulators of the ones before: the block is in the L1 cache for the second
+  // loop, which most blocks of a long row skip.
+  constexpr int64_t kExtremeBlock = 512;
+  auto blocks = [&]() {
+    llvm::Value* count =
+        b_.CreateSDiv(b_.CreateAdd(b_.CreateSub(to, from), b_.getInt64(kExtremeBlock - 1)),
+                      b_.getInt64(kExtremeBlock));
+    return loop(b_.getInt64(0), count, init, false, [&](llvm::Value* q, const Values& cur) {
+      llvm::Value* first = b_.CreateAdd(from, b_.CreateMul(q, b_.getInt64(kExtremeBlock)));
+      llvm::Value* last = b_.CreateAdd(first, b_.getInt64(kExtremeBlock));
+      last = b_.CreateSelect(b_.CreateICmpSLT(last, to), last, to);
+      return extremeRow(s, idx, first, last, rs, cur);
+    });
+  };
+  bool argExtremes = std::any_of(rs.begin(), rs.end(), [&](int r) {
+    Op op = k_.insts[r].node->op();
+    return vectorExtreme(r) && (op == Op::Argmax || op == Op::Argmin);
+  });
   Values final =
       extremes
-          ? extremeRow(s, idx, from, to, rs, init)
+          ? (argExtremes ? blocks() : extremeRow(s, idx, from, to, rs, init))
           : loop(from, to, init, parallel, [&](llvm::Value* i, const Values& cur) {
               Values at = idx;
               at.push_back(i);

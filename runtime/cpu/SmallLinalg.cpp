@@ -195,28 +195,58 @@ void trsmN(int order, int cols, bool lower, bool trans, bool unit, const T* a, T
     substitute<T, N, false>(n, cols, unit, a, b);
 }
 
-/// gemm with the transposes known: each row of C accumulated from the rows of
-/// op(B) (a transposed B copied out first), so the inner loop runs along rows.
-template <typename T, bool TransA, bool TransB>
-[[gnu::always_inline]] inline void gemmT(int m, int n, int k, const T* a, const T* b, T* c) {
+/// Rows i .. i + R - 1 of C = op(A) B for B of k rows of W (>= n) points, the
+/// columns past n zero: each row's W accumulators one vector (GCC's vector type:
+/// plain arrays of them were kept in memory, 4x slower), the R rows' independent
+/// sums interleaved over p (sums over k in order; products and sums round apart).
+template <typename T, int W, int R, bool TransA>
+[[gnu::always_inline]] inline void gemmRows(int i, int m, int n, int k, const T* a, const T* b,
+                                            T* c) {
+  typedef T V __attribute__((vector_size(W * sizeof(T))));
+  V row[R] = {};
+  for (int p = 0; p < k; ++p) {
+    V bp;
+    __builtin_memcpy(&bp, b + p * W, sizeof(V));
+    for (int r = 0; r < R; ++r) {
+      T aip = TransA ? a[p * m + i + r] : a[(i + r) * k + p];
+      row[r] += aip * bp;
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < n; ++j)
+      c[(i + r) * n + j] = row[r][j];
+}
+
+/// gemm with op(A) known and op(B) in rows of W points (4, 8 or 16, the first
+/// that holds n): op(B) copied out, transposed and padded with zeros, unless it is
+/// B itself (n = W); then C four rows at a time.
+template <typename T, int W, bool TransA>
+[[gnu::always_inline]] inline void gemmW(int m, int n, int k, bool transB, const T* a, const T* b,
+                                         T* c) {
   T t[kMaxSmallN * kMaxSmallN];
-  if (TransB) { // op(B) = B': k x n
+  if (transB || n != W) {
     for (int p = 0; p < k; ++p)
-      for (int j = 0; j < n; ++j)
-        t[p * n + j] = b[j * k + p];
+      for (int j = 0; j < W; ++j)
+        t[p * W + j] = j >= n ? T(0) : transB ? b[j * k + p] : b[p * n + j];
     b = t;
   }
-  for (int i = 0; i < m; ++i) {
-    T row[kMaxSmallN] = {}; // in registers: C may alias nothing the loop reads
-    for (int p = 0; p < k; ++p) {
-      T aip = TransA ? a[p * m + i] : a[i * k + p];
-      const T* bp = b + p * n;
-      for (int j = 0; j < n; ++j)
-        row[j] += aip * bp[j];
-    }
-    for (int j = 0; j < n; ++j)
-      c[i * n + j] = row[j];
-  }
+  int i = 0;
+  for (; i + 4 <= m; i += 4)
+    gemmRows<T, W, 4, TransA>(i, m, n, k, a, b, c);
+  for (; i < m; ++i)
+    gemmRows<T, W, 1, TransA>(i, m, n, k, a, b, c);
+}
+
+/// gemm with op(A) known.
+template <typename T, bool TransA>
+[[gnu::always_inline]] inline void gemmT(int m, int n, int k, bool transB, const T* a, const T* b,
+                                         T* c) {
+  if (n <= 4)
+    gemmW<T, 4, TransA>(m, n, k, transB, a, b, c);
+  else if (n <= 8)
+    gemmW<T, 8, TransA>(m, n, k, transB, a, b, c);
+  else
+    gemmW<T, 16, TransA>(m, n, k, transB, a, b, c);
 }
 
 } // namespace
@@ -250,10 +280,8 @@ template <typename T>
 [[gnu::always_inline]] inline void gemmAny(int m, int n, int k, bool transA, bool transB,
                                            const T* a, const T* b, T* c) {
   if (transA)
-    return transB ? gemmT<T, true, true>(m, n, k, a, b, c)
-                  : gemmT<T, true, false>(m, n, k, a, b, c);
-  return transB ? gemmT<T, false, true>(m, n, k, a, b, c)
-                : gemmT<T, false, false>(m, n, k, a, b, c);
+    return gemmT<T, true>(m, n, k, transB, a, b, c);
+  return gemmT<T, false>(m, n, k, transB, a, b, c);
 }
 
 // The products are compute-bound: with GCC on x86-64 they are compiled for AVX-512 and

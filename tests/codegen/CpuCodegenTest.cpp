@@ -254,9 +254,9 @@ TEST(CpuCodegen, OutputsInPlace) {
 }
 
 /// `text`'s kernel compiled and interpreted on inputs drawn from a few values with
-/// many ties (+-0, +-inf, +-1, 2 and a NaN in 1 of 64 for floats): every output the
-/// same (NaN where NaN; a zero's sign aside).
-void expectSameOnTies(const std::string& text, const std::string& what) {
+/// many ties (+-0, +-inf, +-1, 2 and a NaN in 1 of `nanOneIn` for floats, none for
+/// 0): every output the same (NaN where NaN; a zero's sign aside).
+void expectSameOnTies(const std::string& text, const std::string& what, int nanOneIn = 64) {
   SCOPED_TRACE(what);
   const Kernel& k = kernelOfText(text);
   std::mt19937_64 rng(9);
@@ -265,7 +265,7 @@ void expectSameOnTies(const std::string& text, const std::string& what) {
   for (const ir::Value& v : k.inputs) {
     HostArray a(v.type().dtype, v.type().numel());
     for (int64_t i = 0; i < a.numel; ++i) {
-      double x = rng() % 64 == 0 ? NAN : values[1 + rng() % 7]; // most rows without NaN
+      double x = nanOneIn && rng() % nanOneIn == 0 ? NAN : values[1 + rng() % 7];
       if (v.type().dtype == ir::DType::F32)
         static_cast<float*>(a.data())[i] = static_cast<float>(x);
       else if (v.type().dtype == ir::DType::F64)
@@ -289,7 +289,9 @@ void expectSameOnTies(const std::string& text, const std::string& what) {
 // Rows with max, min, argmax and argmin run as two vectorizable loops
 // (codegen/Llvm.cpp: extremeRow): ties, NaN, infinities and zeros as the interpreter
 // takes them, beside a sum in the same loop, over several reduced axes (the
-// accumulator carried across rows), over one long axis split into parts, and in i32.
+// accumulator carried across rows), over one long axis split into parts, over rows
+// of several blocks (the second loop skipped where a block's extreme does not beat
+// the ones before), and in i32.
 TEST(CpuCodegen, RowExtremesTakeTiesAndNanAsTheInterpreter) {
   for (const char* t : {"f32", "f64", "i32"}) {
     std::string sum = std::string(t) == "i32" ? "" : "  %s = sum %x {axes=[1]}\n";
@@ -306,6 +308,14 @@ TEST(CpuCodegen, RowExtremesTakeTiesAndNanAsTheInterpreter) {
                                  "  %m = max %x {{axes=[0]}}\n  return %a, %m\n}}",
                                  t),
                      fmt::format("all {}", t));
+    // Rows of several blocks (512 points): the first extreme wins over equal ones in
+    // later blocks, a NaN in a later block over every number.
+    for (int nanOneIn : {0, 2000, 64})
+      expectSameOnTies(fmt::format("graph @e(%x: {0}[8,3001]) {{\n  %a = argmax %x {{axes=[1]}}\n"
+                                   "  %n = argmin %x {{axes=[1]}}\n  %m = max %x {{axes=[1]}}\n"
+                                   "  return %a, %n, %m\n}}",
+                                   t),
+                       fmt::format("long rows {} NaN in {}", t, nanOneIn), nanOneIn);
   }
 }
 

@@ -189,8 +189,16 @@ TEST(SmallLinalg, BatchedSolveCholeskyAndTriangularSolve) {
 }
 
 TEST(SmallLinalg, BatchedMatmulAndSyrkAgainstLoops) {
+  // The products' rows are 4, 8 or 16 wide (n padded) and go four at a time: every
+  // width and row count around those, and one past the small kernels (k = 17).
+  std::vector<std::tuple<int, int, int>> shapes{
+      {4, 4, 4}, {3, 5, 2}, {16, 1, 16}, {16, 16, 17}, {7, 9, 8}};
+  for (int m : {1, 4, 5, 16})
+    for (int n : {1, 3, 4, 5, 8, 9, 15, 16})
+      for (int k : {1, 6, 16})
+        shapes.emplace_back(m, n, k);
   for (DType dt : kTypes)
-    for (auto [m, n, k] : {std::tuple{4, 4, 4}, {3, 5, 2}, {16, 1, 16}, {16, 16, 17}, {7, 9, 8}}) {
+    for (auto [m, n, k] : shapes) {
       SCOPED_TRACE(fmt::format("{} {}x{}x{}", ir::dtypeName(dt).str(), m, n, k));
       int64_t batch = 1200; // split over the pool for 4 x 4 x 4 already
       for (int flags = 0; flags < 4; ++flags) {

@@ -44,7 +44,7 @@ npy('<i4', '(0, 3)', b'', 'i4')
 npy('|b1', '(3,)', b'\x01\x00\x01', 'b1')
 PY
 
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 status=0
 for t in "${targets[@]}"; do

@@ -152,6 +152,8 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
   std::vector<std::string> backends;
   for (const BackendInfo& b : knownBackends())
     backends.push_back(b.name);
+  if (std::find(backends.begin(), backends.end(), "cuda") == backends.end()) // says why not
+    backends.push_back("cuda");
   backends.push_back("auto");
   parser.option(
       "backend", "NAME",

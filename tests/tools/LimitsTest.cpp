@@ -99,10 +99,16 @@ TEST(Limits, LongChainsRunWithoutRecursion) {
 }
 
 // Lowering is linear: 100,000 ops compile and run in seconds (30k took 3.5 s and
-// 100k crashed after 25 s before).
+// 100k crashed after 25 s before). Sanitizer builds (Debug, -O1) take about ten
+// times longer: 105 s under ASan + UBSan on the loaded 2-core machine.
 TEST(Limits, HundredThousandOpsInSeconds) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  constexpr double kLimit = 300;
+#else
+  constexpr double kLimit = 30;
+#endif
   double seconds = runChain(100000);
-  EXPECT_LT(seconds, 30.0) << "100,000 ops took " << seconds << " s";
+  EXPECT_LT(seconds, kLimit) << "100,000 ops took " << seconds << " s";
 }
 
 /// A graph over %v0, %w: f64[4,4]: the lines `head`, then `length` ops, the i-th

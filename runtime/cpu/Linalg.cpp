@@ -528,11 +528,7 @@ Arrays runLinalg(const Step& s, llvm::ArrayRef<Array> xs) {
     case Op::Logdet:
       return {determinant<T>(s, xs[0])};
     case Op::Trace:
-    GRAPHC_SOURCE_CASES:
-    GRAPHC_ELEMENTWISE_CASES:
-    GRAPHC_SHAPE_CASES:
-    GRAPHC_REDUCE_CASES:
-    GRAPHC_ASSUME_CASES:
+    GRAPHC_ALL_BUT_LINALG_CASES:
       s.fail("internal error: not a linear-algebra op");
     }
     ir::unknownOp();

@@ -64,11 +64,7 @@ void runFloat(Call<T>& call, Op op, llvm::ArrayRef<const void*> in, llvm::ArrayR
   case Op::Logdet:
     return call.determinant(i(0), o(0));
   case Op::Trace:
-  GRAPHC_SOURCE_CASES:
-  GRAPHC_ELEMENTWISE_CASES:
-  GRAPHC_SHAPE_CASES:
-  GRAPHC_REDUCE_CASES:
-  GRAPHC_ASSUME_CASES:
+  GRAPHC_ALL_BUT_LINALG_CASES:
     throw Error(fmt::format("internal error: {} is not a library op", ir::opName(op).str()));
   }
 }
@@ -146,11 +142,7 @@ std::string itemFailure(const ir::Node& n, int64_t b, int info) {
   case Op::Logdet:
   case Op::Trace:
   case Op::Syrk:
-  GRAPHC_SOURCE_CASES:
-  GRAPHC_ELEMENTWISE_CASES:
-  GRAPHC_SHAPE_CASES:
-  GRAPHC_REDUCE_CASES:
-  GRAPHC_ASSUME_CASES:
+  GRAPHC_ALL_BUT_LINALG_CASES:
     break;
   }
   return fmt::format("matrix is singular (batch item {}, U({},{}) = 0)", b, info, info);
@@ -222,11 +214,7 @@ int64_t LibraryContext::infoCount(const ir::Node& n) {
   case Op::Logdet:
   case Op::Trace:
   case Op::Syrk:
-  GRAPHC_SOURCE_CASES:
-  GRAPHC_ELEMENTWISE_CASES:
-  GRAPHC_SHAPE_CASES:
-  GRAPHC_REDUCE_CASES:
-  GRAPHC_ASSUME_CASES:
+  GRAPHC_ALL_BUT_LINALG_CASES:
     return 0;
   }
   ir::unknownOp();

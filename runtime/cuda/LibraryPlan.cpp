@@ -178,11 +178,7 @@ template <typename T> Layout planFor(cusolverDnHandle_t solver, const ir::Node& 
     break;
   case Op::Matmul: // matmul and trace need nothing
   case Op::Trace:
-  GRAPHC_SOURCE_CASES:
-  GRAPHC_ELEMENTWISE_CASES:
-  GRAPHC_SHAPE_CASES:
-  GRAPHC_REDUCE_CASES:
-  GRAPHC_ASSUME_CASES:
+  GRAPHC_ALL_BUT_LINALG_CASES:
     break;
   }
   return l;

@@ -89,11 +89,7 @@ Route chooseRoute(const ir::Node& n, size_t elementSize, const RouteFacts& f) {
     return qr(a(), elementSize, f);
   case Op::Trace:
     return Route::Trace;
-  GRAPHC_SOURCE_CASES:
-  GRAPHC_ELEMENTWISE_CASES:
-  GRAPHC_SHAPE_CASES:
-  GRAPHC_REDUCE_CASES:
-  GRAPHC_ASSUME_CASES:
+  GRAPHC_ALL_BUT_LINALG_CASES:
     break;
   }
   throw Error(fmt::format("internal error: {} is not a library op", ir::opName(n.op()).str()));

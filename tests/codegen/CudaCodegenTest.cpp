@@ -53,6 +53,14 @@ std::vector<CudaKernel> generateMultiStage(const testing::MultiStageCase& c) {
   return {codegen::emitCuda(kernel, "k0", codegen::CudaTarget::sm90())};
 }
 
+/// How often `what` occurs in `text`.
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
 /// The kernels of case `name` in `dtype`.
 std::vector<CudaKernel> generateCase(const std::string& name, const char* dtype) {
   for (const testing::KernelCase& c : kernelCases(dtype))
@@ -200,10 +208,7 @@ TEST(CudaCodegen, RowsReadInSeveralPassesAreLoadedOnce) {
   ASSERT_EQ(ks.size(), 1u);
   const std::string& src = ks[0].source;
   EXPECT_NE(src.find("f32 c0[16];"), std::string::npos) << src;
-  size_t reads = 0;
-  for (size_t at = src.find("in0["); at != std::string::npos; at = src.find("in0[", at + 1))
-    ++reads;
-  EXPECT_EQ(reads, 1u) << src;
+  EXPECT_EQ(occurrences(src, "in0["), 1u) << src;
   // Rows too long for registers are read in each pass.
   EXPECT_EQ(generate(bench::layernormGraph(4, 65536, "f32"), "wide").at(0).source.find("c0["),
             std::string::npos);
@@ -227,14 +232,6 @@ TEST(CudaCodegen, RowsReadInSeveralPassesAreLoadedOnce) {
   EXPECT_NO_THROW(cuda::compileCuda(w4, "w4.cu", options));
   EXPECT_NO_THROW(cuda::compileCuda(f64, "f64.cu", options));
 #endif
-}
-
-/// How often `what` occurs in `text`.
-size_t occurrences(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-    ++n;
-  return n;
 }
 
 /// The one kernel of `text` (as a multi-stage case), generated for `target`.
@@ -307,23 +304,14 @@ TEST(CudaCodegen, MultiStageKernels) {
       // One pass per stage, then one for the domain outputs; where a lane's points
       // are cached in registers, a first loop loads them.
       const std::string& src = a[0].source;
-      auto count = [&](const std::string& what) {
-        size_t n = 0;
-        for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1))
-          ++n;
-        return n;
-      };
+      auto count = [&](const std::string& what) { return occurrences(src, what); };
       bool cached = count("[u] = in") + count("[j] = in") > 0;
       EXPECT_EQ(count("for (idx j =") + count("for (int u =") - (cached ? 1 : 0),
                 static_cast<size_t>(c.stages) + 1)
           << src;
       if (a[0].launch == CudaKernel::Launch::BlockPerSegment) {
         // Each stage's combine and the end of the segment.
-        size_t barriers = 0;
-        for (size_t at = a[0].source.find("__syncthreads()"); at != std::string::npos;
-             at = a[0].source.find("__syncthreads()", at + 1))
-          ++barriers;
-        EXPECT_EQ(barriers, static_cast<size_t>(c.stages) + 1) << a[0].source;
+        EXPECT_EQ(count("__syncthreads()"), static_cast<size_t>(c.stages) + 1) << src;
       }
     }
 }

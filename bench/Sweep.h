@@ -2,7 +2,8 @@
 //
 // The cases of the shape sweep (issue 27, shared/WORKLOADS.md "The shape sweep"):
 // reductions over every axis and all axes of 1-D, tall-skinny, square, short-wide
-// and 3-D arrays; reductions with fused prologues and epilogues; broadcasts along
+// and 3-D arrays; reductions with fused prologues and epilogues (softmax and row
+// normalization over rows of several lengths, column normalization); broadcasts along
 // each axis; tall-skinny and batched matmuls; SPD and general solves with few to
 // 10^5 right-hand sides; batched tiny systems; triangular solves; Cholesky and QR
 // alone; the forms the linalg-forms pass rewrites, as users write them (a quadratic
@@ -56,11 +57,13 @@ inline std::string rows(const SweepCase& c, const char* t) {
                      c.name, t, c.shape, tail);
 }
 
-/// (x - mean(x, 0)) / std(x, 0).
-inline std::string columns(const SweepCase& c, const char* t) {
+/// (x - mean(x, a)) / std(x, a) over the axis a of `axes`: column normalization
+/// (colnorm, a = 0) or row normalization (rownorm, a = 1, a layer norm without
+/// its affine part).
+inline std::string normalize(const SweepCase& c, const char* t) {
   return fmt::format(R"(graph @{0}(%x: {1}[{2}]) {{
-  %m = mean %x {{axes=[0], keepdims}}
-  %v = var %x {{axes=[0], keepdims}}
+  %m = mean %x {{axes=[{3}], keepdims}}
+  %v = var %x {{axes=[{3}], keepdims}}
   %s = sqrt %v
   %mb = broadcast_to %m {{shape=[{2}]}}
   %sb = broadcast_to %s {{shape=[{2}]}}
@@ -68,7 +71,7 @@ inline std::string columns(const SweepCase& c, const char* t) {
   %r = div %c, %sb
   return %r
 }})",
-                     c.name, t, c.shape);
+                     c.name, t, c.shape, c.axes);
 }
 
 /// x + b with b broadcast along axis 0 (b: [cols]) or axis 1 (b: [rows, 1]), or
@@ -216,8 +219,8 @@ inline std::vector<SweepCase> sweepCases(bool cpu = false) {
   red("sum", "f64", "16777216", "0", "all");
 
   auto add = [&](std::string name, auto graph, const char* op, const char* shape, const char* extra,
-                 bool memoryBound) {
-    SweepCase c{std::move(name), graph, op, shape, "", extra};
+                 bool memoryBound, const char* axes = "") {
+    SweepCase c{std::move(name), graph, op, shape, axes, extra};
     c.memoryBound = memoryBound;
     c.dtype = c.name.find("_f32_") != std::string::npos ? "f32" : "f64";
     out.push_back(c);
@@ -227,10 +230,19 @@ inline std::vector<SweepCase> sweepCases(bool cpu = false) {
   for (const char* op : {"softmax", "logsumexp"})
     add(fmt::format("{}_f32_{}x50257_ax1", op, softmaxRows), sweep::rows, op,
         fmt::format("{},50257", softmaxRows).c_str(), "", true);
-  add(fmt::format("colnorm_f32_{}x64_ax0", colnormRows), sweep::columns, "colnorm",
-      fmt::format("{},64", colnormRows).c_str(), "", true);
-  add(fmt::format("colnorm_f32_{0}x{0}_ax0", side), sweep::columns, "colnorm",
-      fmt::format("{0},{0}", side).c_str(), "", true);
+  // Row lengths on both sides of where a row stops fitting in registers (16384
+  // f32 for one read, 4096 for several) and up to where it stops fitting in
+  // shared memory.
+  for (int64_t length : {16384, 16385, 32768, 56000})
+    add(fmt::format("softmax_f32_{}x{}_ax1", softmaxRows, length), sweep::rows, "softmax",
+        fmt::format("{},{}", softmaxRows, length).c_str(), "", true);
+  for (int64_t length : {4096, 4097, 16385, 56000})
+    add(fmt::format("rownorm_f32_{}x{}_ax1", softmaxRows, length), sweep::normalize, "rownorm",
+        fmt::format("{},{}", softmaxRows, length).c_str(), "", true, "1");
+  add(fmt::format("colnorm_f32_{}x64_ax0", colnormRows), sweep::normalize, "colnorm",
+      fmt::format("{},64", colnormRows).c_str(), "", true, "0");
+  add(fmt::format("colnorm_f32_{0}x{0}_ax0", side), sweep::normalize, "colnorm",
+      fmt::format("{0},{0}", side).c_str(), "", true, "0");
   add("add_f32_4096x4096_bcast0", sweep::broadcast, "add", "4096,4096", "4096", true);
   add("add_f32_4096x4096_bcast1", sweep::broadcast, "add", "4096,4096", "4096,1", true);
   add("add_f32_1048576x4_bcast0", sweep::broadcast, "add", "1048576,4", "4", true);

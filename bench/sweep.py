@@ -32,7 +32,7 @@ from peers import median_ms, rel_err  # bench/peers.py, beside this file
 DATE = datetime.date.today().isoformat()
 # The kinds of case torch.compile can fuse (one reduction or elementwise op alone is
 # one eager kernel already, and each compile takes seconds).
-FUSIBLE = ("rows", "columns")
+FUSIBLE = ("rows", "normalize")
 
 Case = collections.namedtuple("Case", "name kind op shape axes extra n cols batch dtype")
 
@@ -67,15 +67,20 @@ def sweep_cases(cpu=False):
             red("sum", "f64", shape, a, "ax" + a)
     red("sum", "f64", "16777216", "0", "all")
 
-    def add(name, kind, op, shape, extra=None):
+    def add(name, kind, op, shape, extra=None, axes=None):
         dtype = "f32" if "_f32_" in name else "f64"
-        out.append(Case(name, kind, op, shape, None, extra, 0, 0, 0, dtype))
+        out.append(Case(name, kind, op, shape, axes, extra, 0, 0, 0, dtype))
 
     softmax_rows, colnorm_rows = (512, 262144) if cpu else (2048, 1048576)
     for op in ("softmax", "logsumexp"):
         add(f"{op}_f32_{softmax_rows}x50257_ax1", "rows", op, (softmax_rows, 50257))
-    add(f"colnorm_f32_{colnorm_rows}x64_ax0", "columns", "colnorm", (colnorm_rows, 64))
-    add(f"colnorm_f32_{side}x{side}_ax0", "columns", "colnorm", (side, side))
+    for length in (16384, 16385, 32768, 56000):
+        add(f"softmax_f32_{softmax_rows}x{length}_ax1", "rows", "softmax", (softmax_rows, length))
+    for length in (4096, 4097, 16385, 56000):
+        add(f"rownorm_f32_{softmax_rows}x{length}_ax1", "normalize", "rownorm",
+            (softmax_rows, length), axes=(1,))
+    add(f"colnorm_f32_{colnorm_rows}x64_ax0", "normalize", "colnorm", (colnorm_rows, 64), axes=(0,))
+    add(f"colnorm_f32_{side}x{side}_ax0", "normalize", "colnorm", (side, side), axes=(0,))
     add("add_f32_4096x4096_bcast0", "broadcast", "add", (4096, 4096), (4096,))
     add("add_f32_4096x4096_bcast1", "broadcast", "add", (4096, 4096), (4096, 1))
     add("add_f32_1048576x4_bcast0", "broadcast", "add", (1048576, 4), (4,))
@@ -130,7 +135,7 @@ def sweep_cases(cpu=False):
 
 def inputs(case, rng):
     """float64 inputs: standard normal."""
-    if case.kind == "reduce" or case.kind in ("rows", "columns"):
+    if case.kind in ("reduce", "rows", "normalize"):
         return (rng.standard_normal(case.shape),)
     if case.kind == "broadcast":
         x = rng.standard_normal(case.shape)
@@ -206,12 +211,14 @@ def formula(ops, case):
             s = ops.keep("sum", e, 1)
             return e / s if case.op == "softmax" else lib.log(s) + m
         return rows
-    if case.kind == "columns":
-        def columns(x):
+    if case.kind == "normalize":
+        a = case.axes[0]
+
+        def normalize(x):
             if torch is not None:
-                return (x - x.mean(0, keepdim=True)) / torch.sqrt(x.var(0, keepdim=True, correction=0))
-            return (x - x.mean(axis=0, keepdims=True)) / xp.sqrt(x.var(axis=0, keepdims=True))
-        return columns
+                return (x - x.mean(a, keepdim=True)) / torch.sqrt(x.var(a, keepdim=True, correction=0))
+            return (x - x.mean(axis=a, keepdims=True)) / xp.sqrt(x.var(axis=a, keepdims=True))
+        return normalize
     if case.kind == "broadcast":
         if case.op == "transpose":
             return lambda x: x + x.T

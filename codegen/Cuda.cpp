@@ -157,19 +157,6 @@ __device__ __forceinline__ gc_moments gc_merge_lanes(gc_moments a, int m) {
   const gc_moments b = gc_shfl_xor(a, m);
   return threadIdx.x & m ? gc_merge(b, a) : gc_merge(a, b);
 }
-// The warps' states w[0..W), W a power of two, merged pairwise: every thread
-// computes the same tree.
-template <int W, bool Even> __device__ __forceinline__ gc_moments gc_merge_warps(const gc_moments* w) {
-  gc_moments t[W];
-  #pragma unroll
-  for (int i = 0; i < W; ++i) t[i] = w[i];
-  #pragma unroll
-  for (int h = 1; h < W; h *= 2)
-    #pragma unroll
-    for (int i = 0; i < W; i += 2 * h)
-      t[i] = Even ? gc_merge_even(t[i], t[i + h].k, t[i + h].s2) : gc_merge(t[i], t[i + h]);
-  return t[0];
-}
 )";
   case kExtreme:
     return R"(// The running float max (Max) or min of max/min: NaN wins, then the first NaN.

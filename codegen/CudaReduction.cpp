@@ -49,19 +49,20 @@ Accumulator Emitter::accumulator(int reduce) {
 }
 
 /// Combines the lanes' accumulators of `reduces` into every lane: a butterfly in
-/// each warp, then (one block per segment) the warps through shared memory. var's
-/// moments are centered first and merge in equal halves where the lanes are `even`.
+/// each warp, then (one block per segment) a butterfly over the warps' states,
+/// which every warp reads from shared memory, W = BS / 32 of them, lane l taking
+/// warp l % W's. Every lane of every warp ends with the same bits, and no thread
+/// holds more than one state per reduction. var's moments are centered first and
+/// merge in equal halves where the lanes are `even`.
 void Emitter::combineLanes(Code& c, CudaKernel::Launch launch, bool even,
                            llvm::ArrayRef<int> reduces) {
   using L = CudaKernel::Launch;
-  std::vector<int> moments, others;
   for (int r : reduces)
-    (accumulator(r).how == Accumulator::Moments ? moments : others).push_back(r);
-  for (int r : moments)
-    c.line("a{0} = gc_center(a{0});", r);
-  if (launch != L::ThreadPerSegment) {
+    if (accumulator(r).how == Accumulator::Moments)
+      c.line("a{0} = gc_center(a{0});", r);
+  auto butterfly = [&](const char* first) {
     c.line("#pragma unroll");
-    c.open("for (int m = 16; m > 0; m /= 2)");
+    c.open(fmt::format("for (int m = {}; m > 0; m /= 2)", first));
     for (int r : reduces) {
       Accumulator a = accumulator(r);
       if (a.how == Accumulator::Moments) {
@@ -79,25 +80,18 @@ void Emitter::combineLanes(Code& c, CudaKernel::Launch launch, bool even,
       c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), other));
     }
     c.close();
-  }
+  };
+  if (launch != L::ThreadPerSegment)
+    butterfly("16");
   if (launch == L::BlockPerSegment) {
     c.open("if (threadIdx.x % 32 == 0)");
     for (int r : reduces)
       c.line("w{0}[threadIdx.x / 32] = a{0};", r);
     c.close();
     c.line("__syncthreads();");
-    for (int r : moments)
-      c.line("a{0} = gc_merge_warps<BS / 32, {1}>(w{0});", r, even);
-    for (int r : others)
-      c.line("a{0} = w{0}[0];", r);
-    if (others.empty())
-      return;
-    c.open("for (int w = 1; w < BS / 32; ++w)");
-    for (int r : others) {
-      Accumulator a = accumulator(r);
-      c.line("a{} = {};", r, a.combine(fmt::format("a{}", r), fmt::format("w{}[w]", r)));
-    }
-    c.close();
+    for (int r : reduces)
+      c.line("a{0} = w{0}[threadIdx.x % (BS / 32)];", r);
+    butterfly("BS / 64");
   }
 }
 

@@ -107,7 +107,12 @@ std::string Step::name() const {
   std::string ops;
   for (const Node* n : nodes)
     ops += (ops.empty() ? "" : ", ") + ir::opName(n->op()).str();
-  return "fused[" + ops + "]";
+  if (kind != Kind::CholeskySolve)
+    return "fused[" + ops + "]";
+  if (spd.form == SpdMatrices::Matrix)
+    return "cholesky_solve[" + ops + "]";
+  return fmt::format("cholesky_solve[{}] {{A = {} * {} + {} * I}}", ops, spd.scale,
+                     spd.form == SpdMatrices::Gram ? "X X'" : "X' X", spd.shift);
 }
 
 Program::Program(const ir::Graph& g, const FusionPartition& partition) : graph_(&g) {
@@ -119,10 +124,7 @@ Program::Program(const ir::Graph& g, const FusionPartition& partition) : graph_(
   std::vector<int> stepOf(g.nodes().size(), -1);
   steps_ = buildSteps(partition, stepOf);
   collectOutputs(g, stepOf, steps_);
-  for (const Step& s : steps_)
-    for (const std::vector<Value>* values : {&s.inputs, &s.outputs})
-      for (Value v : *values)
-        stats_.trafficBytes += v.type().bytes();
+  countTraffic();
   // Constants: the sources steps read or the graph returns, in node order.
   std::vector<bool> read(g.nodes().size());
   for (const Step& s : steps_)
@@ -135,6 +137,14 @@ Program::Program(const ir::Graph& g, const FusionPartition& partition) : graph_(
       storage_[n->id()][0] = {Storage::Constant, static_cast<int>(constants_.size())};
       constants_.push_back(n);
     }
+}
+
+void Program::countTraffic() {
+  stats_.trafficBytes = 0;
+  for (const Step& s : steps_)
+    for (const std::vector<Value>* values : {&s.inputs, &s.outputs})
+      for (Value v : *values)
+        stats_.trafficBytes += v.type().bytes();
 }
 
 std::string printProgram(const Program& p) {

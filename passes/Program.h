@@ -39,9 +39,23 @@ struct Storage {
   int index = -1;
 };
 
+/// The SPD matrices A a CholeskySolve step factors: given as they are (its first
+/// input), or formed from its first input X as scale X X' + shift I (Gram, X n x k)
+/// or scale X'X + shift I (GramTransposed, X k x n), never stored.
+struct SpdMatrices {
+  enum Form : uint8_t { Matrix, Gram, GramTransposed };
+  Form form = Matrix;
+  int64_t n = 0; ///< A is n x n
+  int64_t k = 0; ///< the Gram forms' inner dimension
+  double scale = 1, shift = 0;
+};
+
 /// One step of a program.
 struct Step {
-  enum class Kind { Kernel, Library } kind = Kind::Kernel;
+  /// A fused kernel, a library call, or (passes/CholeskySolves.h, GPU only) a
+  /// Cholesky factorization and the two triangular solves with its factor in one
+  /// kernel: inputs A (or X, see `spd`) and B, output X = A^-1 B.
+  enum class Kind { Kernel, Library, CholeskySolve } kind = Kind::Kernel;
   /// Members in topological order; a library call has one. A kernel step's members
   /// include the sources it computes (passes::computedSource).
   std::vector<const ir::Node*> nodes;
@@ -53,8 +67,12 @@ struct Step {
   /// Per output: the position in `inputs` of the dead input whose buffer it
   /// overwrites, or -1. Set by the memory planner.
   std::vector<int> inPlaceOf;
+  /// The matrices a CholeskySolve step factors.
+  SpdMatrices spd;
 
-  /// "fused[sub, mul, sum]" or "matmul {transpose_b}".
+  /// "fused[sub, mul, sum]", "matmul {transpose_b}" or
+  /// "cholesky_solve[cholesky, triangular_solve, triangular_solve]" (with the
+  /// matrix it forms, as "{A = 0.0625 * X X' + 1 * I}").
   std::string name() const;
 };
 
@@ -94,6 +112,8 @@ public:
   const std::vector<Slot>& slots() const { return slots_; }
   MemoryStats& stats() { return stats_; }
   const MemoryStats& stats() const { return stats_; }
+  /// Recounts stats().trafficBytes after the steps changed.
+  void countTraffic();
 
   /// Where `v` lives.
   Storage storage(ir::Value v) const { return storage_[v.node->id()][v.index]; }

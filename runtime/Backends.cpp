@@ -11,8 +11,11 @@
 #include "support/Error.h"
 
 #if GRAPHC_HAS_CUDA
+#include "codegen/Cuda.h"
+#include "passes/SplitReductions.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/Device.h"
+#include "runtime/cuda/PreparedProgram.h"
 #endif
 
 #include <fmt/format.h>
@@ -31,23 +34,35 @@ struct BuiltIn {
   const char* summary; ///< what it runs on
   Backend* (*get)();   ///< the process's instance, made on first call; null if it cannot be
   std::string (*unavailable)(); ///< why this machine cannot run it; null: it always can
+  /// The program it runs for a graph, as text; null: it runs graphs node by node.
+  std::string (*lowered)(const ir::Graph&, const passes::PlanOptions&);
 };
+
+std::string cpuLowered(const ir::Graph& g, const passes::PlanOptions& options) {
+  return passes::printLoweredProgram(g, options);
+}
 
 #if GRAPHC_HAS_CUDA
 Backend* cudaInstance() {
   static std::unique_ptr<Backend> backend = cuda::createCudaBackend();
   return backend.get();
 }
+
+std::string cudaLowered(const ir::Graph& g, const passes::PlanOptions& options) {
+  passes::PassStats stats;
+  std::unique_ptr<ir::Graph> split = passes::splitReductions(g, stats);
+  return passes::printProgram(cuda::lowerForGpu(*split, codegen::CudaTarget::sm90(), options));
+}
 #endif
 
 const BuiltIn kBuiltIns[] = {
     {"cpu", "the cpu backend", "fused loops over cache-sized blocks, OpenBLAS/LAPACK",
-     [] { return &cpuBackend(true); }, nullptr},
+     [] { return &cpuBackend(true); }, nullptr, cpuLowered},
     {"cpu-unfused", "the cpu-unfused backend", "node by node on the CPU (the reference)",
-     [] { return &cpuBackend(false); }, nullptr},
+     [] { return &cpuBackend(false); }, nullptr, nullptr},
 #if GRAPHC_HAS_CUDA
     {"cuda", "the CUDA backend", "NVRTC-compiled kernels, cuBLAS/cuSOLVER on an NVIDIA GPU",
-     cudaInstance, cuda::cudaUnavailableReason},
+     cudaInstance, cuda::cudaUnavailableReason, cudaLowered},
 #endif
 };
 
@@ -82,6 +97,14 @@ std::string knownNames() {
     names.push_back(b.name);
   names.push_back("auto");
   return fmt::format("{}", fmt::join(names, ", "));
+}
+
+/// The error for a backend name that is not built in.
+Error notBuiltIn(llvm::StringRef name) {
+  if (name == "cuda")
+    return Error("backend 'cuda': this build has no CUDA backend (it was configured without the "
+                 "CUDA Toolkit); use 'cpu' or 'auto'");
+  return Error(fmt::format("unknown backend '{}' (known: {})", name.str(), knownNames()));
 }
 
 } // namespace
@@ -122,10 +145,18 @@ Backend& getBackend(llvm::StringRef name) {
       return *backend;
     throw Error(cannotRun(name, b->what, "it could not be started"));
   }
-  if (name == "cuda")
-    throw Error("backend 'cuda': this build has no CUDA backend (it was configured without the "
-                "CUDA Toolkit); use 'cpu' or 'auto'");
-  throw Error(fmt::format("unknown backend '{}' (known: {})", name.str(), knownNames()));
+  throw notBuiltIn(name);
+}
+
+std::string printLoweredProgramFor(llvm::StringRef name, const ir::Graph& g,
+                                   const passes::PlanOptions& options) {
+  const BuiltIn* b = findBuiltIn(name);
+  if (!b)
+    throw notBuiltIn(name);
+  if (!b->lowered)
+    throw Error(fmt::format("backend '{}' runs graphs node by node: it has no lowered program",
+                            name.str()));
+  return b->lowered(g, options);
 }
 
 std::vector<BackendInfo> knownBackends() {

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "passes/MemoryPlan.h"
 #include "runtime/core/Backend.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -61,5 +62,13 @@ struct AutoChoice {
   std::string reason;
 };
 AutoChoice autoBackend();
+
+/// The text of the program backend `name` ("cpu", "cuda") runs for `g`, without
+/// running anything (`graphc dump --lowered --target`): for cuda, the program of
+/// an sm_90 device, reductions split (passes/SplitReductions.h) and Cholesky
+/// solves fused (passes/CholeskySolves.h). Throws graphc::Error for "cuda" in a
+/// build without the CUDA backend.
+std::string printLoweredProgramFor(llvm::StringRef name, const ir::Graph& g,
+                                   const passes::PlanOptions& options = {});
 
 } // namespace graphc

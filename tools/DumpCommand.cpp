@@ -7,9 +7,9 @@
 // the lowered program), each block under a comment line naming the stage and what
 // it changed, so a single block still parses. With --lowered it runs the pipeline
 // and prints the lowered program: fused kernels and library calls over planned
-// buffer slots, with peak memory. With --cuda it prints the CUDA C++ generated for
-// each kernel step of that program (codegen/Cuda.h), with --llvm the LLVM IR the cpu
-// backend compiles for it (codegen/Llvm.h). With --fusion it prints each optimized
+// buffer slots, with peak memory; --target=cuda prints the CUDA backend's. With --cuda it prints
+// the CUDA C++ generated for each kernel step of that program (codegen/Cuda.h), with --llvm the
+// LLVM IR the cpu backend compiles for it (codegen/Llvm.h). With --fusion it prints each optimized
 // graph with the fusion decisions: every node's kernel group or library call, and
 // why each operand edge between groups is not fused (passes/Fusion.h). --batch N prints (or runs
 // the passes on) each graph batched N ways along a new leading axis (passes/Batch.h).
@@ -27,6 +27,7 @@
 #include "ir/Dot.h"
 #include "passes/Fusion.h"
 #include "passes/MemoryPlan.h"
+#include "runtime/Backends.h"
 
 #include <fmt/format.h>
 
@@ -73,7 +74,7 @@ void dumpAfter(std::FILE* out, const ir::Module& module, const PipelineFlags& fl
 /// `graphc dump --lowered`: the program of each optimized graph; parameters named in
 /// `donate` ("a,b") give their buffers to the program.
 void dumpLowered(std::FILE* out, const ir::Module& module, const PipelineFlags& flags,
-                 llvm::StringRef donate) {
+                 llvm::StringRef donate, llvm::StringRef target) {
   llvm::SmallVector<llvm::StringRef, 4> names;
   donate.split(names, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef& name : names)
@@ -84,7 +85,7 @@ void dumpLowered(std::FILE* out, const ir::Module& module, const PipelineFlags& 
     for (const ir::Node* p : g->params())
       options.donated.push_back(llvm::is_contained(names, p->attrs().getStr("name")));
     fmt::print(out, "{}{}", g == optimized.graphs.front() ? "" : "\n",
-               passes::printLoweredProgram(*g, options));
+               printLoweredProgramFor(target, *g, options));
   }
 }
 
@@ -159,6 +160,12 @@ int runDump(llvm::ArrayRef<std::string> args) {
   parser.option("donate", "NAMES",
                 "with --lowered: parameters (a,b) whose buffers the program may overwrite",
                 &donate);
+  std::string target = "cpu";
+  parser.option("target", "BACKEND",
+                "with --lowered: the program of the cpu backend (default) or of the cuda "
+                "backend for a compute capability 9.0 GPU (large reductions split, small "
+                "Cholesky solves fused into one step)",
+                &target, {"cpu", "cuda"});
   bool cuda = false;
   parser.flag("cuda",
               "run the passes, then print the CUDA C++ generated for each kernel step of "
@@ -200,6 +207,8 @@ int runDump(llvm::ArrayRef<std::string> args) {
                      "--llvm, --after or --format=dot");
   if (!donate.empty() && !lowered)
     throw UsageError("--donate goes with --lowered");
+  if (target != "cpu" && !lowered)
+    throw UsageError("--target goes with --lowered");
   if (after.empty() && !lowered && !cuda && !llvmIr && !fusion && flags.passesGiven())
     throw UsageError(
         "--passes needs --after, --lowered, --cuda, --llvm or --fusion (or use 'graphc opt')");
@@ -210,7 +219,7 @@ int runDump(llvm::ArrayRef<std::string> args) {
   ir::Module module = flags.transformed(loadModule(*file));
   if (lowered) {
     checkParamNames(module, donate, "--donate " + donate);
-    dumpLowered(out.stream(), module, flags, donate);
+    dumpLowered(out.stream(), module, flags, donate, target);
   } else if (fusion) {
     dumpFusion(out.stream(), module, flags);
   } else if (cuda || llvmIr) {

@@ -401,8 +401,6 @@ private:
         summarizeInfo(lane, p);
         break;
       }
-      case PreparedStep::How::Absorbed:
-        break;
       }
     }
     if (profile_)

@@ -1,6 +1,7 @@
 //===- runtime/cuda/PreparedProgram.cpp - A program ready to enqueue -----===//
 #include "runtime/cuda/PreparedProgram.h"
 
+#include "passes/CholeskySolves.h"
 #include "passes/Fusion.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Rewrite.h"
@@ -10,8 +11,6 @@
 #include "runtime/cuda/DataMovement.h"
 #include "runtime/cuda/HelperKernels.h"
 #include "runtime/cuda/KernelCache.h"
-
-#include "llvm/ADT/SmallPtrSet.h"
 
 #include <fmt/format.h>
 
@@ -52,10 +51,19 @@ std::unique_ptr<ir::Graph> splitForGpu(const ir::Graph& g) {
 
 } // namespace
 
+passes::Program lowerForGpu(const ir::Graph& g, const codegen::CudaTarget& target,
+                            const passes::PlanOptions& options) {
+  passes::Program p(g, passes::partitionForFusion(g));
+  passes::fuseCholeskySolves(p, [&](const SpdMatrices& a, int64_t cols, size_t elementSize) {
+    return SmallBatched::fitsCholeskySolve(a, cols, elementSize, target.sharedBytes);
+  });
+  passes::planMemory(p, options);
+  return p;
+}
+
 PreparedProgram::PreparedProgram(const ir::Graph& g)
-    : graph_(splitForGpu(g)), program_(passes::lowerToProgram(*graph_)) {
+    : graph_(splitForGpu(g)), program_(lowerForGpu(*graph_, currentTarget())) {
   prepareSteps();
-  fuseCholeskySolves();
   planBindings();
 }
 
@@ -67,19 +75,19 @@ void PreparedProgram::prepareSteps() {
     PreparedStep p{
         PreparedStep::How::Host, &s, s.inputs, s.outputs, {}, {}, nullptr, {}, -1, -1, 0, {}};
     const ir::Node& first = *s.nodes.front();
-    if (s.kind == passes::Step::Kind::Library && LibraryContext::supports(first)) {
+    if (s.kind == passes::Step::Kind::CholeskySolve) {
+      p.how = PreparedStep::How::CholeskySolve;
+      const ir::Node& chol =
+          **llvm::find_if(s.nodes, [](const ir::Node* n) { return n->op() == ir::Op::Cholesky; });
+      reserveInfo(p, chol);
+      const ir::TensorType& tb = s.inputs[1].type();
+      int64_t batch = ir::numElements(llvm::ArrayRef<int64_t>(tb.shape).drop_back(2));
+      p.solve = (small_ ? *small_ : small_.emplace())
+                    .choleskySolveLaunch(batch, s.spd, tb.shape.back(), ir::dtypeSize(tb.dtype),
+                                         nullptr, nullptr, nullptr, nullptr);
+    } else if (s.kind == passes::Step::Kind::Library && LibraryContext::supports(first)) {
       p.how = PreparedStep::How::Library;
-      if (int64_t count = LibraryContext::infoCount(first); count > 1) {
-        checkWords_ += checkWords_ % 2; // the summary is 8-byte aligned
-        p.checkOffset = checkWords_;
-        checkWords_ += LibraryContext::kSummaryWords;
-        p.infoOffset = infoWords_;
-        p.infoCount = count;
-        infoWords_ += count;
-      } else {
-        p.checkOffset = checkWords_;
-        checkWords_ += count;
-      }
+      reserveInfo(p, first);
     } else if (s.nodes.size() == 1 && movesOnDevice(first)) {
       p.how = PreparedStep::How::Move;
       p.inputs.assign(first.operands().begin(), first.operands().end()); // repeats kept
@@ -121,109 +129,18 @@ void PreparedProgram::prepareSteps() {
   }
 }
 
-void PreparedProgram::fuseCholeskySolves() {
-  std::map<std::pair<const ir::Node*, unsigned>, int> uses; // steps and outputs reading a value
-  for (const passes::Step& s : program_.steps())
-    for (Value v : s.inputs)
-      ++uses[{v.node, v.index}];
-  for (Value v : graph_->outputs())
-    ++uses[{v.node, v.index}];
-  auto usedOnly = [&](Value v, int times) { return uses[{v.node, v.index}] == times; };
-  auto isSolve = [](const ir::Node& n, bool transposed) {
-    const ir::Attrs& a = n.attrs();
-    return n.op() == ir::Op::TriangularSolve && a.flag("lower") && !a.flag("right_side") &&
-           !a.flag("unit_diagonal") && a.flag("transpose_a") == transposed;
-  };
-  for (size_t i = 0; i + 2 < steps_.size(); ++i) {
-    PreparedStep &c = steps_[i], &t1 = steps_[i + 1], &t2 = steps_[i + 2];
-    if (c.how != PreparedStep::How::Library || t1.how != PreparedStep::How::Library ||
-        t2.how != PreparedStep::How::Library)
-      continue;
-    const ir::Node &chol = *c.step->nodes.front(), &lower = *t1.step->nodes.front(),
-                   &upper = *t2.step->nodes.front();
-    if (c.outputs.size() != 1 || t1.outputs.size() != 1 || t2.outputs.size() != 1)
-      continue;
-    Value a = chol.operand(0), l = c.outputs[0], b = lower.operand(1), y = t1.outputs[0],
-          x = t2.outputs[0];
-    if (chol.op() != ir::Op::Cholesky || chol.attrs().flag("upper") || !isSolve(lower, false) ||
-        !isSolve(upper, true) || lower.operand(0) != l || upper.operand(0) != l ||
-        upper.operand(1) != y || !usedOnly(l, 2) || !usedOnly(y, 1))
-      continue;
-    // X must not share memory with A or B: blocks write X while others still read.
-    Storage sx = program_.storage(x);
-    auto sameSlot = [&](Value v) {
-      Storage sv = program_.storage(v);
-      return sv.kind == Storage::Slot && sx.kind == Storage::Slot && sv.index == sx.index;
-    };
-    const ir::TensorType& ta = a.type();
-    SpdMatrices form{SpdMatrices::Matrix, ta.shape.back()};
-    int64_t cols = b.type().shape.back();
-    size_t bytes = ir::dtypeSize(ta.dtype);
-    if (sameSlot(a) || sameSlot(b) ||
-        !(small_ ? *small_ : small_.emplace()).fitsCholeskySolve(form, cols, bytes))
-      continue;
-    c.how = PreparedStep::How::CholeskySolve;
-    c.inputs = {a, b};
-    c.outputs = {x};
-    std::vector<PreparedStep*> absorbed{&t1, &t2};
-    if (std::optional<FormedMatrix> f = formedInSolve(i, usedOnly)) {
-      if (!sameSlot(f->gram.factor)) {
-        form = f->form;
-        c.inputs[0] = f->gram.factor;
-        absorbed.insert(absorbed.end(), f->steps.begin(), f->steps.end());
-      }
-    }
-    for (PreparedStep* s : absorbed) {
-      s->how = PreparedStep::How::Absorbed;
-      s->inputs.clear();
-      s->outputs.clear();
-      s->checkOffset = s->infoOffset = -1;
-    }
-    int64_t batch = ir::numElements(llvm::ArrayRef<int64_t>(ta.shape).drop_back(2));
-    c.solve =
-        small_->choleskySolveLaunch(batch, form, cols, bytes, nullptr, nullptr, nullptr, nullptr);
+void PreparedProgram::reserveInfo(PreparedStep& p, const ir::Node& call) {
+  if (int64_t count = LibraryContext::infoCount(call); count > 1) {
+    checkWords_ += checkWords_ % 2; // the summary is 8-byte aligned
+    p.checkOffset = checkWords_;
+    checkWords_ += LibraryContext::kSummaryWords;
+    p.infoOffset = infoWords_;
+    p.infoCount = count;
+    infoWords_ += count;
+  } else {
+    p.checkOffset = checkWords_;
+    checkWords_ += count;
   }
-}
-
-std::optional<PreparedProgram::FormedMatrix>
-PreparedProgram::formedInSolve(size_t solve, llvm::function_ref<bool(Value, int)> usedOnly) {
-  Value a = steps_[solve].step->nodes.front()->operand(0);
-  auto producer = [&](Value v) -> PreparedStep* {
-    for (size_t j = solve; j-- > 0;)
-      for (Value o : steps_[j].outputs)
-        if (o == v)
-          return &steps_[j];
-    return nullptr;
-  };
-  // A fused kernel writing only A (read by nothing else), from a Gram matrix that a
-  // library step writes and only that kernel reads.
-  PreparedStep* kernel = producer(a);
-  if (!kernel || kernel->how != PreparedStep::How::Kernel || kernel->outputs.size() != 1 ||
-      !usedOnly(a, 1))
-    return std::nullopt;
-  llvm::SmallPtrSet<const ir::Node*, 16> inKernel(kernel->step->nodes.begin(),
-                                                  kernel->step->nodes.end());
-  std::optional<passes::ShiftedGram> m =
-      passes::matchShiftedGram(a, [&](const ir::Node& n) { return inKernel.count(&n) != 0; });
-  if (!m || !usedOnly(m->product, 1))
-    return std::nullopt;
-  PreparedStep* gram = producer(m->product);
-  if (!gram || gram->how != PreparedStep::How::Library || gram->outputs.size() != 1)
-    return std::nullopt;
-  // X is read later than before: nothing between may have written over it.
-  Storage sx = program_.storage(m->gram.factor);
-  for (PreparedStep* p = gram; p != &steps_[solve]; ++p)
-    for (Value o : p->step->outputs) {
-      Storage so = program_.storage(o);
-      if (so.kind == sx.kind && so.index == sx.index)
-        return std::nullopt;
-    }
-  SpdMatrices form{m->gram.transposed ? SpdMatrices::GramTransposed : SpdMatrices::Gram,
-                   a.type().shape.back(), m->gram.rank(), m->scale, m->shift};
-  if (!small_->fitsCholeskySolve(form, steps_[solve].inputs[1].type().shape.back(),
-                                 ir::dtypeSize(a.type().dtype)))
-    return std::nullopt;
-  return FormedMatrix{form, m->gram, {gram, kernel}};
 }
 
 KernelLaunch PreparedProgram::choleskySolveLaunch(const PreparedStep& p,
@@ -320,8 +237,8 @@ bool PreparedProgram::callsLibrary() const {
 }
 
 std::string PreparedProgram::hows() const {
-  static const char* names[] = {"Kernel", "Library", "Move", "Host", "CholeskySolve", "Absorbed"};
-  static_assert(static_cast<int>(PreparedStep::How::Absorbed) == 5);
+  static const char* names[] = {"Kernel", "Library", "Move", "Host", "CholeskySolve"};
+  static_assert(static_cast<int>(PreparedStep::How::CholeskySolve) == 4);
   std::string text;
   for (const PreparedStep& p : steps_)
     text += std::string(text.empty() ? "" : " ") + names[static_cast<int>(p.how)];

@@ -19,7 +19,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "passes/Match.h"
+#include "passes/MemoryPlan.h"
 #include "passes/Program.h"
 #include "runtime/core/Backend.h"
 #include "runtime/cuda/FusedKernel.h"
@@ -63,8 +63,7 @@ struct PreparedStep {
     Move,          ///< a data-movement op on the device (DataMovement.h)
     Host,          ///< nodes run on the host
     CholeskySolve, ///< a Cholesky and the two solves with its factor, in one kernel
-                   ///< (and the steps forming its matrix: PreparedProgram::formedInSolve)
-    Absorbed,      ///< nothing: a CholeskySolve step before it does its work
+                   ///< (and the steps forming its matrix: passes/CholeskySolves.h)
   } how;
   const passes::Step* step;
   /// The values it reads and writes, in the order its kernel or call takes them.
@@ -90,6 +89,13 @@ struct OutputCopy {
   Source from;
   int64_t bytes;
 };
+
+/// The program the GPU runs for `g` (whose reductions are split already): fusion,
+/// the Cholesky solves `target`'s kernels take in one step each
+/// (passes/CholeskySolves.h), the memory plan. Needs no device: `graphc dump
+/// --lowered --target=cuda` prints it for sm_90.
+passes::Program lowerForGpu(const ir::Graph& g, const codegen::CudaTarget& target,
+                            const passes::PlanOptions& options = {});
 
 /// A lowered program prepared for the GPU (see the file comment).
 class PreparedProgram {
@@ -128,7 +134,7 @@ public:
   /// True when a run can be captured as a CUDA graph: no host steps, no kernel
   /// that always fails, at most 16 MB of parameters to stage.
   bool capturable() const { return capturable_; }
-  /// How each step runs, in order, e.g. "Move Kernel CholeskySolve Absorbed Absorbed".
+  /// How each step runs, in order, e.g. "Move Kernel CholeskySolve".
   std::string hows() const;
   /// True when the program is one fused kernel reading and writing the caller's
   /// buffers and nothing else: deferred runs of it share launches (RunBatch).
@@ -145,21 +151,9 @@ public:
 
 private:
   void prepareSteps();
-  /// Turns cholesky -> triangular_solve -> transposed triangular_solve (consecutive
-  /// steps, the factor and the intermediate used by nothing else, small matrices)
-  /// into one CholeskySolve step: A and B read once, X written once. Where A is
-  /// scale X X' + shift I, computed by a Gram step and a fused kernel for this
-  /// solve alone, the solve forms A from X itself and absorbs them too.
-  void fuseCholeskySolves();
-  /// The steps forming A = scale X X' + shift I (or X'X) for the Cholesky of step
-  /// `solve`, when the solve can take their place.
-  struct FormedMatrix {
-    SpdMatrices form;
-    passes::Gram gram;
-    std::vector<PreparedStep*> steps;
-  };
-  std::optional<FormedMatrix> formedInSolve(size_t solve,
-                                            llvm::function_ref<bool(ir::Value, int)> usedOnly);
+  /// Reserves the check words (and info words) of step `p`, whose library call or
+  /// Cholesky is `call`.
+  void reserveInfo(PreparedStep& p, const ir::Node& call);
   /// Decides where each step finds its buffers (see the file comment).
   void planBindings();
 

@@ -170,13 +170,14 @@ bool SmallBatched::fitsTriangularSolve(int64_t n, int64_t cols, size_t elementSi
   return n > 0 && cols > 0 && solveBytes(n, cols, elementSize) <= maxSharedBytes_;
 }
 
-bool SmallBatched::fitsCholeskySolve(const SpdMatrices& a, int64_t cols, size_t elementSize) const {
+bool SmallBatched::fitsCholeskySolve(const SpdMatrices& a, int64_t cols, size_t elementSize,
+                                     size_t sharedBytes) {
   if (a.n <= 0 || cols <= 0 || cols > INT_MAX || a.k > INT_MAX)
     return false;
   if (rowsFor(kWarpRows, a.n))
     return true;
   int rows = rowsFor(kBlockRows, a.n);
-  return rows && blockSharedElements(rows, elementSize) * elementSize <= maxSharedBytes_;
+  return rows && blockSharedElements(rows, elementSize) * elementSize <= sharedBytes;
 }
 
 bool SmallBatched::fitsGram(int64_t rows, size_t elementSize) const {

@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "passes/Program.h"
 #include "runtime/cuda/KernelLibrary.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -51,16 +52,8 @@ struct TriangleFlags {
   bool unit = false;      ///< A's diagonal taken as ones
 };
 
-/// The SPD matrices A of a choleskySolve(): given as they are, or formed inside
-/// the kernel from factors X as scale X X' + shift I (Gram, X n x k) or
-/// scale X'X + shift I (GramTransposed, X k x n), never stored.
-struct SpdMatrices {
-  enum Form : uint8_t { Matrix, Gram, GramTransposed };
-  Form form = Matrix;
-  int64_t n = 0; ///< A is n x n
-  int64_t k = 0; ///< the Gram forms' inner dimension
-  double scale = 1, shift = 0;
-};
+/// The SPD matrices A of a choleskySolve() (given, or formed from factors).
+using passes::SpdMatrices;
 
 /// The batched small-matrix kernels of the current device. Every launch only
 /// enqueues on the given stream: no allocation, no synchronization.
@@ -96,7 +89,13 @@ public:
 
   /// True when choleskySolve() takes matrices `a` (n up to 128) with `cols`
   /// right-hand sides.
-  bool fitsCholeskySolve(const SpdMatrices& a, int64_t cols, size_t elementSize) const;
+  bool fitsCholeskySolve(const SpdMatrices& a, int64_t cols, size_t elementSize) const {
+    return fitsCholeskySolve(a, cols, elementSize, maxSharedBytes_);
+  }
+  /// The same for a device with `sharedBytes` of opt-in shared memory per block
+  /// (codegen::CudaTarget), without one.
+  static bool fitsCholeskySolve(const SpdMatrices& a, int64_t cols, size_t elementSize,
+                                size_t sharedBytes);
   /// True when gram() takes matrices of `rows` rows (of any length).
   bool fitsGram(int64_t rows, size_t elementSize) const;
 

@@ -267,6 +267,35 @@ TEST(GraphcDump, LoweredPrintsTheProgramAndItsMemoryPlan) {
   EXPECT_THAT(donated.out, HasSubstr("in place of %y)"));
 }
 
+TEST(GraphcDump, LoweredForTheGpuFusesSmallCholeskySolves) {
+  // W5's shape: solve(X X'/n + 0.1 I, b) for 50 matrices of 16 x 16.
+  std::string w5 = R"(
+graph @w5(%x: f64[50,16,32], %b: f64[50,16,1]) {
+  %g = matmul %x, %x {transpose_b}
+  %k = full {value=32.0} : f64[50,16,16]
+  %c = div %g, %k
+  %eye = eye : f64[50,16,16]
+  %a = add %c, %eye
+  %z = solve %a, %b
+  return %z
+})";
+  ToolResult cpu = runQuiet({"dump", "--lowered", "-"}, w5);
+  ASSERT_EQ(cpu.exitCode, 0) << cpu.describe();
+  EXPECT_THAT(cpu.out, HasSubstr(": cholesky {fallback} ("));
+  EXPECT_THAT(cpu.out, Not(HasSubstr("cholesky_solve")));
+  ToolResult gpu = runQuiet({"dump", "--lowered", "--target=cuda", "-"}, w5);
+  if (gpu.err.find("this build has no CUDA backend") != std::string::npos)
+    GTEST_SKIP() << gpu.err;
+  ASSERT_EQ(gpu.exitCode, 0) << gpu.describe();
+  EXPECT_THAT(gpu.out, HasSubstr("step 0: cholesky_solve[syrk, full, div, eye, add, cholesky, "
+                                 "triangular_solve, triangular_solve] {A = 0.03125 * X X' + 1 * "
+                                 "I} (%x, %b) -> %z"));
+  EXPECT_THAT(gpu.out, Not(HasSubstr("step 1:")));
+  ToolResult alone = runQuiet({"dump", "--target=cuda", "-"}, w5);
+  EXPECT_EQ(alone.exitCode, 2) << alone.describe();
+  EXPECT_THAT(alone.err, HasSubstr("--target goes with --lowered"));
+}
+
 TEST(GraphcDump, LoweredRunsOnlyTheNamedPasses) {
   ToolResult r = runQuiet({"dump", "--lowered", "--passes=canonicalize", kEnkf});
   ASSERT_EQ(r.exitCode, 0) << r.describe();

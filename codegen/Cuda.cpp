@@ -13,6 +13,7 @@
 #include "codegen/Cuda.h"
 
 #include "codegen/CudaEmitter.h"
+#include "ir/Formulas.h"
 #include "ir/OpCases.h"
 #include "support/Error.h"
 
@@ -64,30 +65,6 @@ template <typename T> __device__ __forceinline__ gc_best<T> gc_shfl_xor(gc_best<
   return {__shfl_xor_sync(0xffffffffu, a.v, m), __shfl_xor_sync(0xffffffffu, a.i, m)};
 }
 )";
-  case kSigmoid:
-    return R"(// Never exponentiates a large positive number.
-__device__ __forceinline__ f32 gc_sigmoid(f32 v) {
-  if (v >= 0) return 1.0f / (1.0f + expf(-v));
-  f32 e = expf(v);
-  return e / (1.0f + e);
-}
-__device__ __forceinline__ f64 gc_sigmoid(f64 v) {
-  if (v >= 0) return 1.0 / (1.0 + exp(-v));
-  f64 e = exp(v);
-  return e / (1.0 + e);
-}
-)";
-  case kFloatRem:
-    return R"(// Remainder with the sign of the divisor.
-__device__ __forceinline__ f32 gc_rem(f32 a, f32 b) {
-  f32 r = fmodf(a, b);
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-__device__ __forceinline__ f64 gc_rem(f64 a, f64 b) {
-  f64 r = fmod(a, b);
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-)";
   case kIntDiv:
     return R"(// Integer division truncating toward zero; MIN / -1 wraps; b == 0 is error `code`.
 template <typename T, typename U>
@@ -98,13 +75,13 @@ __device__ T gc_div(T a, T b, int* error, int code) {
 }
 )";
   case kIntRem:
-    return R"(// Integer remainder with the sign of the divisor; b == 0 is error `code`.
+    return R"(// The integer remainder truncated toward zero (C's %); MIN % -1 is 0; b == 0 is
+// error `code`.
 template <typename T>
-__device__ T gc_irem(T a, T b, int* error, int code) {
+__device__ T gc_trem(T a, T b, int* error, int code) {
   if (b == 0) { atomicCAS(error, 0, code); return 0; }
   if (b == T(-1)) return 0;
-  T r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;
+  return a % b;
 }
 )";
   case kIntPow:
@@ -228,41 +205,144 @@ ir::Shape pick(llvm::ArrayRef<int64_t> v, llvm::ArrayRef<int64_t> axes, bool com
   return out;
 }
 
-std::string Emitter::compute(int i) {
+namespace {
+
+/// A CUDA C++ expression, with the precedence of its outermost operator (C's, higher
+/// binds tighter: 14 unary and casts, 13 * /, 12 + -, 10 < >, 9 == !=, 5 &&, 4 ||,
+/// 3 ?:; 15 a name, literal or call) and whether it is a name or a literal, which a
+/// formula may use several times without evaluating anything twice.
+struct Expr {
+  std::string text;
+  int prec = 15;
+  bool simple = false;
+
+  static Expr name(std::string n) { return {std::move(n), 15, true}; }
+  /// The text as an operand of an operator of precedence `p`: parenthesized where it
+  /// binds less tightly, and a comparison inside a comparison (`(a < b) != (c < d)`).
+  std::string operand(int p) const {
+    bool compares = (p == 9 || p == 10) && (prec == 9 || prec == 10);
+    return prec < p || compares ? "(" + text + ")" : text;
+  }
+};
+
+} // namespace
+
+/// The primitives of ir/Formulas.h on values of dtype `t` as expressions of CUDA
+/// C++; let() names a value `v<i>_<n>` in a line of its own.
+class Emitter::Primitives {
+public:
+  Primitives(Emitter& e, Code& c, int inst, DType t) : e_(e), c_(c), inst_(inst), t_(t) {}
+
+  bool isFloat() const { return ir::isFloat(t_); }
+  Expr constant(double v) const { // 0, 1 and -1
+    return {fmt::format("({}){}", ctype(t_), static_cast<int64_t>(v)), 14, true};
+  }
+  Expr neg(const Expr& x) const {
+    return isFloat() ? Expr{"-" + x.operand(14), 14} : wrap("-", constant(0), x);
+  }
+  Expr add(const Expr& x, const Expr& y) const { return wrap("+", x, y); }
+  Expr sub(const Expr& x, const Expr& y) const { return wrap("-", x, y); }
+  Expr mul(const Expr& x, const Expr& y) const { return wrap("*", x, y); }
+  Expr div(const Expr& x, const Expr& y) {
+    if (isFloat())
+      return binary(x, "/", 13, y);
+    return checked(kIntDiv, fmt::format("gc_div<{}, {}>", ctype(t_), utype(t_)), x, y);
+  }
+  Expr exp(const Expr& x) const { return call("exp", {x}); }
+  Expr sqrt(const Expr& x) const { return call("sqrt", {x}); }
+  Expr lt(const Expr& x, const Expr& y) const { return binary(x, "<", 10, y); }
+  Expr gt(const Expr& x, const Expr& y) const { return binary(x, ">", 10, y); }
+  Expr ge(const Expr& x, const Expr& y) const { return binary(x, ">=", 10, y); }
+  Expr ne(const Expr& x, const Expr& y) const { return binary(x, "!=", 9, y); }
+  Expr isNan(const Expr& x) const { return binary(x, "!=", 9, x); }
+  Expr either(const Expr& x, const Expr& y) const { return binary(x, "||", 4, y); }
+  Expr both(const Expr& x, const Expr& y) const { return binary(x, "&&", 5, y); }
+  Expr differ(const Expr& x, const Expr& y) const { return binary(x, "!=", 9, y); }
+  Expr select(const Expr& c, const Expr& x, const Expr& y) const {
+    // The condition in parentheses unless it is one comparison, as CUDA code reads.
+    std::string cond = c.prec >= 9 ? c.operand(4) : "(" + c.text + ")";
+    return {fmt::format("{} ? {} : {}", cond, x.operand(4), y.operand(3)), 3};
+  }
+  Expr truncRem(const Expr& x, const Expr& y) {
+    if (isFloat())
+      return call("fmod", {x, y});
+    return checked(kIntRem, fmt::format("gc_trem<{}>", ctype(t_)), x, y);
+  }
+  Expr let(const Expr& x) {
+    if (x.simple)
+      return x;
+    std::string name = fmt::format("v{}_{}", inst_, lets_++);
+    c_.line("const auto {} = {};", name, x.text);
+    return Expr::name(name);
+  }
+
+  /// The math library's `fn` (f32: `fn` + "f") on `args`.
+  Expr call(const char* fn, std::initializer_list<Expr> args) const {
+    std::string text = fmt::format("{}{}(", fn, t_ == DType::F32 ? "f" : "");
+    const char* sep = "";
+    for (const Expr& a : args) {
+      text += sep + a.text;
+      sep = ", ";
+    }
+    return {text + ")"};
+  }
+  /// The helper `fn` of integer division, remainder or power, which stores this
+  /// instruction's error code (its number + 1) when it fails.
+  Expr checked(Helper h, const std::string& fn, const Expr& x, const Expr& y) {
+    e_.helpers_ |= h;
+    e_.error_ = true;
+    return {fmt::format("{}({}, {}, error, {})", fn, x.text, y.text, inst_ + 1)};
+  }
+
+private:
+  static Expr binary(const Expr& x, const char* o, int prec, const Expr& y) {
+    return {fmt::format("{} {} {}", x.operand(prec), o, y.operand(prec + 1)), prec};
+  }
+  /// x o y, wrapping (in the unsigned type) for integers.
+  Expr wrap(const char* o, const Expr& x, const Expr& y) const {
+    if (isFloat())
+      return binary(x, o, *o == '*' ? 13 : 12, y);
+    const char* u = utype(t_);
+    return {fmt::format("({})(({}){} {} ({}){})", ctype(t_), u, x.operand(14), o, u, y.operand(14)),
+            14};
+  }
+
+  Emitter& e_;
+  Code& c_;
+  int inst_;
+  DType t_;
+  int lets_ = 0;
+};
+
+std::string Emitter::compute(Code& c, int i) {
   const Inst& inst = k_.insts[i];
   Op op = inst.node->op();
   DType t = k_.insts[inst.args[op == Op::Select ? 1 : 0]].dtype;
   bool isFloat = ir::isFloat(t);
-  std::string T = ctype(t), R = ctype(inst.dtype);
-  std::string a = val(inst.args[0]), b = inst.args.size() > 1 ? val(inst.args[1]) : "";
-  int code = i + 1;
+  Primitives p(*this, c, i, t);
+  Expr a = Expr::name(val(inst.args[0]));
+  Expr b = Expr::name(inst.args.size() > 1 ? val(inst.args[1]) : "");
   auto needFloat = [&] {
     if (!isFloat)
-      throw Error(fmt::format("emitCuda: {} of {} has no CUDA form", ir::opName(op).str(), T));
+      throw Error(
+          fmt::format("emitCuda: {} of {} has no CUDA form", ir::opName(op).str(), ctype(t)));
   };
   auto math = [&](const char* fn) {
     needFloat();
-    return fmt::format("{}{}({}{}{})", fn, t == DType::F32 ? "f" : "", a, b.empty() ? "" : ", ", b);
+    return inst.args.size() > 1 ? p.call(fn, {a, b}).text : p.call(fn, {a}).text;
   };
-  // a op b, wrapping for integers.
-  auto wrap = [&](const char* o, const std::string& x, const std::string& y) {
-    if (isFloat)
-      return fmt::format("{} {} {}", x, o, y);
-    return fmt::format("({})(({}){} {} ({}){})", T, utype(t), x, o, utype(t), y);
-  };
-  std::string zero = fmt::format("({})0", T);
+  namespace formula = ir::formula;
   switch (op) {
   case Op::Neg:
-    return isFloat ? "-" + a : wrap("-", zero, a);
+    return p.neg(a).text;
   case Op::Abs:
-    return fmt::format("{} < {} ? {} : {}", a, zero, isFloat ? "-" + a : wrap("-", zero, a), a);
-  case Op::Sign: // NaN stays NaN
-    return fmt::format("{}({})(({} < {}) - ({} < {}))",
-                       isFloat ? a + " != " + a + " ? " + a + " : " : "", T, zero, a, a, zero);
+    return formula::abs(p, a).text;
+  case Op::Sign:
+    return formula::sign(p, a).text;
   case Op::Square:
-    return wrap("*", a, a);
-  case Op::Relu: // NaN stays NaN
-    return fmt::format("{} < {} ? {} : {}", a, zero, zero, a);
+    return formula::square(p, a).text;
+  case Op::Relu:
+    return formula::relu(p, a).text;
   case Op::Exp:
     return math("exp");
   case Op::Log:
@@ -274,10 +354,11 @@ std::string Emitter::compute(int i) {
   case Op::Sqrt:
     return math("sqrt");
   case Op::Rsqrt:
-    return fmt::format("({})1 / {}", T, math("sqrt"));
+    needFloat();
+    return formula::rsqrt(p, a).text;
   case Op::Reciprocal:
     needFloat();
-    return fmt::format("({})1 / {}", T, a);
+    return formula::reciprocal(p, a).text;
   case Op::Sin:
     return math("sin");
   case Op::Cos:
@@ -286,8 +367,7 @@ std::string Emitter::compute(int i) {
     return math("tanh");
   case Op::Sigmoid:
     needFloat();
-    helpers_ |= kSigmoid;
-    return fmt::format("gc_sigmoid({})", a);
+    return formula::sigmoid(p, a).text;
   case Op::Erf:
     return math("erf");
   case Op::Floor:
@@ -297,61 +377,49 @@ std::string Emitter::compute(int i) {
   case Op::Round: // half to even
     return math("rint");
   case Op::Add:
-    return wrap("+", a, b);
+    return p.add(a, b).text;
   case Op::Sub:
-    return wrap("-", a, b);
+    return p.sub(a, b).text;
   case Op::Mul:
-    return wrap("*", a, b);
+    return p.mul(a, b).text;
   case Op::Div:
-    if (isFloat)
-      return a + " / " + b;
-    helpers_ |= kIntDiv;
-    error_ = true;
-    return fmt::format("gc_div<{}, {}>({}, {}, error, {})", T, utype(t), a, b, code);
+    return p.div(a, b).text;
   case Op::Pow:
     if (isFloat)
       return math("pow");
-    helpers_ |= kIntPow;
-    error_ = true;
-    return fmt::format("gc_pow<{}, {}>({}, {}, error, {})", T, utype(t), a, b, code);
-  case Op::Maximum: // NaN propagates
-    return fmt::format("({0} != {0} || {0} > {1}) ? {0} : {1}", a, b);
+    return p.checked(kIntPow, fmt::format("gc_pow<{}, {}>", ctype(t), utype(t)), a, b).text;
+  case Op::Maximum:
+    return formula::maximum(p, a, b).text;
   case Op::Minimum:
-    return fmt::format("({0} != {0} || {0} < {1}) ? {0} : {1}", a, b);
+    return formula::minimum(p, a, b).text;
   case Op::Atan2:
     return math("atan2");
   case Op::Remainder:
-    if (isFloat) {
-      helpers_ |= kFloatRem;
-      return fmt::format("gc_rem({}, {})", a, b);
-    }
-    helpers_ |= kIntRem;
-    error_ = true;
-    return fmt::format("gc_irem<{}>({}, {}, error, {})", T, a, b, code);
+    return formula::remainder(p, a, b).text;
   case Op::Eq:
-    return a + " == " + b;
+    return a.text + " == " + b.text;
   case Op::Ne:
-    return a + " != " + b;
+    return a.text + " != " + b.text;
   case Op::Lt:
-    return a + " < " + b;
+    return a.text + " < " + b.text;
   case Op::Le:
-    return a + " <= " + b;
+    return a.text + " <= " + b.text;
   case Op::Gt:
-    return a + " > " + b;
+    return a.text + " > " + b.text;
   case Op::Ge:
-    return a + " >= " + b;
+    return a.text + " >= " + b.text;
   case Op::Not:
-    return "!" + a;
+    return "!" + a.text;
   case Op::And:
-    return a + " && " + b;
+    return a.text + " && " + b.text;
   case Op::Or:
-    return a + " || " + b;
+    return a.text + " || " + b.text;
   case Op::Select:
-    return fmt::format("{} ? {} : {}", a, b, val(inst.args[2]));
+    return fmt::format("{} ? {} : {}", a.text, b.text, val(inst.args[2]));
   case Op::Cast:
     if (inst.dtype == DType::Bool)
-      return fmt::format("{} != {}", a, zero);
-    return fmt::format("({}){}", R, a);
+      return formula::toBool(p, a).text;
+    return fmt::format("({}){}", ctype(inst.dtype), a.text);
   GRAPHC_SOURCE_CASES:
   GRAPHC_SHAPE_CASES:
   GRAPHC_REDUCE_CASES:
@@ -406,7 +474,7 @@ void Emitter::body(Code& c, Space space, const std::vector<bool>& needed, const 
       c.line("const {} v{} = {};", T, i, load(static_cast<int>(i)));
       break;
     case Inst::Kind::Compute:
-      c.line("const {} v{} = {};", T, i, compute(static_cast<int>(i)));
+      c.line("const {} v{} = {};", T, i, compute(c, static_cast<int>(i)));
       break;
     case Inst::Kind::Segment:
       c.line("const {} v{} = v{};", T, i, inst.args[0]);

@@ -56,13 +56,11 @@ unsigned blocksFor(int64_t items, int64_t perBlock);
 enum Helper : unsigned {
   kVec = 1,
   kBest = 2,
-  kSigmoid = 4,
-  kFloatRem = 8,
-  kIntDiv = 16,
-  kIntRem = 32,
-  kIntPow = 64,
-  kMoments = 128,
-  kExtreme = 256,
+  kIntDiv = 4,
+  kIntRem = 8,
+  kIntPow = 16,
+  kMoments = 32,
+  kExtreme = 64,
 };
 
 /// Lines of code at an indentation depth.
@@ -137,7 +135,11 @@ private:
   /// or a Source of an index): an expression.
   using LoadFn = std::function<std::string(int)>;
 
-  std::string compute(int i);
+  /// The expression of Compute instruction i; the temporaries its formula names
+  /// (ir/Formulas.h) go into `c` first.
+  std::string compute(Code& c, int i);
+  /// ir/Formulas.h's primitives as CUDA C++ expressions (Cuda.cpp).
+  class Primitives;
   /// Lines defining `vi` for Source instruction i; `index` gives its flat index.
   void source(Code& c, int i, const LoadFn& index);
   /// The instructions of `space` that `needed` marks; `load` reads loads, `index`

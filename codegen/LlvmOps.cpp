@@ -1,17 +1,19 @@
 //===- codegen/LlvmOps.cpp - Elementwise ops as LLVM IR -------------------===//
 //
 // One switch over every op, without `default:` (-Wswitch names a new op). The
-// semantics are runtime/cpu/Elementwise.cpp's: integer arithmetic wraps (no nsw
-// flags); div truncates toward zero and MIN / -1 wraps; remainder takes the sign
-// of the divisor; maximum/minimum propagate NaN; sign and relu keep NaN; round is
-// half to even (nearbyint); casts are C conversions. Floating-point instructions
-// carry no fast-math flags, so each op rounds as the interpreter's does.
+// composite ops (abs, sign, sigmoid, maximum, remainder, ...) are ir/Formulas.h's
+// formulas over the instructions of Primitives; the others map onto one instruction,
+// intrinsic or function each. The semantics are runtime/cpu/Elementwise.cpp's:
+// integer arithmetic wraps (no nsw flags); div truncates toward zero and MIN / -1
+// wraps; round is half to even (nearbyint); casts are C conversions. Floating-point
+// instructions carry no fast-math flags, so each op rounds as the interpreter's does.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/LlvmOps.h"
 
 #include "codegen/LlvmMath.h"
 
+#include "ir/Formulas.h"
 #include "ir/OpCases.h"
 #include "support/Error.h"
 
@@ -53,20 +55,6 @@ llvm::Constant* constantOf(llvm::LLVMContext& c, DType t, double value) {
   int64_t v = t == DType::I32 ? static_cast<int64_t>(static_cast<int32_t>(value))
                               : static_cast<int64_t>(value);
   return llvm::ConstantInt::get(ty, static_cast<uint64_t>(v), true);
-}
-
-llvm::Value* convert(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to) {
-  if (from == to)
-    return v;
-  llvm::Type* ty = irType(b.getContext(), to);
-  if (to == DType::Bool)
-    return ir::isFloat(from) ? b.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
-                             : b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
-  if (from == DType::Bool)
-    return ir::isFloat(to) ? b.CreateUIToFP(v, ty) : b.CreateZExt(v, ty);
-  if (ir::isInteger(from))
-    return ir::isFloat(to) ? b.CreateSIToFP(v, ty) : b.CreateSExtOrTrunc(v, ty);
-  return ir::isFloat(to) ? b.CreateFPCast(v, ty) : b.CreateFPToSI(v, ty);
 }
 
 namespace {
@@ -121,8 +109,8 @@ llvm::Value* intPow(OpSite& s, llvm::Value* base, llvm::Value* e) {
   return r;
 }
 
-/// Integer a / b truncating toward zero (div) or a - floor(a / b) * b (remainder),
-/// with b == -1 done apart (MIN / -1 wraps; MIN % -1 is 0); b == 0 fails.
+/// Integer a / b truncating toward zero (div) or its remainder, the sign of a
+/// (C's %), with b == -1 done apart (MIN / -1 wraps; MIN % -1 is 0); b == 0 fails.
 llvm::Value* intDivide(OpSite& s, bool remainder, llvm::Value* a, llvm::Value* d) {
   llvm::IRBuilder<>& b = s.b;
   llvm::Type* ty = a->getType();
@@ -134,41 +122,88 @@ llvm::Value* intDivide(OpSite& s, bool remainder, llvm::Value* a, llvm::Value* d
   llvm::Value* safe = b.CreateSelect(b.CreateOr(byZero, byMinusOne), one, d);
   if (!remainder)
     return b.CreateSelect(byMinusOne, b.CreateSub(zero, a), b.CreateSDiv(a, safe));
-  llvm::Value* r = b.CreateSRem(a, safe);
-  llvm::Value* fix = b.CreateAnd(
-      b.CreateICmpNE(r, zero), b.CreateICmpNE(b.CreateICmpSLT(r, zero), b.CreateICmpSLT(d, zero)));
-  return b.CreateSelect(fix, b.CreateAdd(r, d), r);
+  return b.CreateSRem(a, safe); // a % 1 == 0 where b is -1
 }
 
-/// Float remainder with the sign of the divisor: fmod, then + b where the signs differ.
-llvm::Value* floatRemainder(OpSite& s, DType t, llvm::Value* a, llvm::Value* d) {
-  llvm::IRBuilder<>& b = s.b;
-  llvm::Value* r = libm(s, "fmod", t, {a, d});
-  llvm::Value* zero = llvm::ConstantFP::get(r->getType(), 0.0);
-  llvm::Value* fix = b.CreateAnd(
-      b.CreateFCmpUNE(r, zero), b.CreateICmpNE(b.CreateFCmpOLT(r, zero), b.CreateFCmpOLT(d, zero)));
-  return b.CreateSelect(fix, b.CreateFAdd(r, d), r);
-}
+/// The primitives of ir/Formulas.h as instructions on values of dtype `t`.
+/// `site` may be null where no integer division, remainder or fmod is made.
+struct Primitives {
+  llvm::IRBuilder<>& b;
+  OpSite* site;
+  DType t;
 
-/// sigmoid without exponentiating a large positive number: 1 / (1 + exp(-v)) for
-/// v >= 0, else exp(v) / (1 + exp(v)).
-llvm::Value* sigmoid(OpSite& s, llvm::Value* v) {
-  llvm::IRBuilder<>& b = s.b;
-  llvm::Value* one = llvm::ConstantFP::get(v->getType(), 1.0);
-  llvm::Value* positive = b.CreateFCmpOGE(v, llvm::ConstantFP::get(v->getType(), 0.0));
-  llvm::Value* e = emitExp(b, b.CreateSelect(positive, b.CreateFNeg(v), v));
-  llvm::Value* denominator = b.CreateFAdd(one, e);
-  return b.CreateSelect(positive, b.CreateFDiv(one, denominator), b.CreateFDiv(e, denominator));
-}
+  bool isFloat() const { return ir::isFloat(t); }
+  llvm::Value* constant(double c) const { return constantOf(b.getContext(), t, c); }
+  llvm::Value* neg(llvm::Value* x) const {
+    return isFloat() ? b.CreateFNeg(x) : b.CreateSub(constant(0), x);
+  }
+  llvm::Value* add(llvm::Value* x, llvm::Value* y) const {
+    return isFloat() ? b.CreateFAdd(x, y) : b.CreateAdd(x, y);
+  }
+  llvm::Value* sub(llvm::Value* x, llvm::Value* y) const {
+    return isFloat() ? b.CreateFSub(x, y) : b.CreateSub(x, y);
+  }
+  llvm::Value* mul(llvm::Value* x, llvm::Value* y) const {
+    return isFloat() ? b.CreateFMul(x, y) : b.CreateMul(x, y);
+  }
+  llvm::Value* div(llvm::Value* x, llvm::Value* y) const {
+    return isFloat() ? b.CreateFDiv(x, y) : intDivide(*site, false, x, y);
+  }
+  llvm::Value* exp(llvm::Value* x) const { return emitExp(b, x); }
+  llvm::Value* sqrt(llvm::Value* x) const {
+    return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+  }
+  // Ordered for floats (NaN compares false) but for ne; signed for integers.
+  llvm::Value* lt(llvm::Value* x, llvm::Value* y) const {
+    return isFloat() ? b.CreateFCmpOLT(x, y) : b.CreateICmpSLT(x, y);
+  }
+  llvm::Value* gt(llvm::Value* x, llvm::Value* y) const {
+    return isFloat() ? b.CreateFCmpOGT(x, y) : b.CreateICmpSGT(x, y);
+  }
+  llvm::Value* ge(llvm::Value* x, llvm::Value* y) const {
+    return isFloat() ? b.CreateFCmpOGE(x, y) : b.CreateICmpSGE(x, y);
+  }
+  llvm::Value* ne(llvm::Value* x, llvm::Value* y) const {
+    return isFloat() ? b.CreateFCmpUNE(x, y) : b.CreateICmpNE(x, y);
+  }
+  llvm::Value* isNan(llvm::Value* x) const {
+    return isFloat() ? b.CreateFCmpUNO(x, x) : b.getFalse();
+  }
+  llvm::Value* either(llvm::Value* c, llvm::Value* d) const { return b.CreateOr(c, d); }
+  llvm::Value* both(llvm::Value* c, llvm::Value* d) const { return b.CreateAnd(c, d); }
+  llvm::Value* differ(llvm::Value* c, llvm::Value* d) const { return b.CreateICmpNE(c, d); }
+  llvm::Value* select(llvm::Value* c, llvm::Value* x, llvm::Value* y) const {
+    return b.CreateSelect(c, x, y);
+  }
+  llvm::Value* truncRem(llvm::Value* x, llvm::Value* y) const {
+    return isFloat() ? libm(*site, "fmod", t, {x, y}) : intDivide(*site, true, x, y);
+  }
+  static llvm::Value* let(llvm::Value* x) { return x; }
+};
 
 } // namespace
+
+llvm::Value* convert(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to) {
+  if (from == to)
+    return v;
+  llvm::Type* ty = irType(b.getContext(), to);
+  if (to == DType::Bool) {
+    Primitives p{b, nullptr, from};
+    return ir::formula::toBool(p, v);
+  }
+  if (from == DType::Bool)
+    return ir::isFloat(to) ? b.CreateUIToFP(v, ty) : b.CreateZExt(v, ty);
+  if (ir::isInteger(from))
+    return ir::isFloat(to) ? b.CreateSIToFP(v, ty) : b.CreateSExtOrTrunc(v, ty);
+  return ir::isFloat(to) ? b.CreateFPCast(v, ty) : b.CreateFPToSI(v, ty);
+}
 
 llvm::Value* emitOp(OpSite& s, Op op, DType t, DType result, llvm::ArrayRef<llvm::Value*> args) {
   llvm::IRBuilder<>& b = s.b;
   bool isFloat = ir::isFloat(t);
   llvm::Value* a = args.empty() ? nullptr : args[0];
   llvm::Value* c = args.size() > 1 ? args[1] : nullptr;
-  llvm::Value* zero = a ? llvm::Constant::getNullValue(a->getType()) : nullptr;
+  Primitives p{b, &s, t};
   auto needFloat = [&] {
     if (!isFloat)
       throw Error(fmt::format("emitCpu: {} of {} has no host form", ir::opName(op).str(),
@@ -183,12 +218,6 @@ llvm::Value* emitOp(OpSite& s, Op op, DType t, DType result, llvm::ArrayRef<llvm
     needFloat();
     return fn(b, a);
   };
-  // 0 - v, as the interpreter negates (neg 0.0 is +0.0).
-  auto neg = [&](llvm::Value* v) { return isFloat ? b.CreateFSub(zero, v) : b.CreateSub(zero, v); };
-  auto less = [&](llvm::Value* x, llvm::Value* y) {
-    return isFloat ? b.CreateFCmpOLT(x, y) : b.CreateICmpSLT(x, y);
-  };
-  auto isNan = [&](llvm::Value* v) { return isFloat ? b.CreateFCmpUNO(v, v) : b.getFalse(); };
   // Comparisons: ordered for floats (NaN compares false but for ne), signed for
   // integers, unsigned for bools (false < true).
   auto compare = [&](llvm::CmpInst::Predicate f, llvm::CmpInst::Predicate i,
@@ -196,23 +225,18 @@ llvm::Value* emitOp(OpSite& s, Op op, DType t, DType result, llvm::ArrayRef<llvm
     return b.CreateCmp(isFloat ? f : t == DType::Bool ? u : i, a, c);
   };
   using P = llvm::CmpInst::Predicate;
+  namespace formula = ir::formula;
   switch (op) {
   case Op::Neg:
-    return neg(a);
+    return p.neg(a);
   case Op::Abs:
-    return b.CreateSelect(less(a, zero), neg(a), a);
-  case Op::Sign: { // NaN stays NaN
-    llvm::Type* i32 = b.getInt32Ty();
-    llvm::Value* sign =
-        b.CreateSub(b.CreateZExt(less(zero, a), i32), b.CreateZExt(less(a, zero), i32));
-    llvm::Value* typed =
-        isFloat ? b.CreateSIToFP(sign, a->getType()) : b.CreateSExtOrTrunc(sign, a->getType());
-    return isFloat ? b.CreateSelect(isNan(a), a, typed) : typed;
-  }
+    return formula::abs(p, a);
+  case Op::Sign:
+    return formula::sign(p, a);
   case Op::Square:
-    return isFloat ? b.CreateFMul(a, a) : b.CreateMul(a, a);
-  case Op::Relu: // NaN stays NaN
-    return b.CreateSelect(less(a, zero), zero, a);
+    return formula::square(p, a);
+  case Op::Relu:
+    return formula::relu(p, a);
   case Op::Exp:
     return inlineMath(emitExp);
   case Op::Log:
@@ -223,14 +247,13 @@ llvm::Value* emitOp(OpSite& s, Op op, DType t, DType result, llvm::ArrayRef<llvm
     return inlineMath(emitExpm1);
   case Op::Sqrt:
     needFloat();
-    return intrinsic(s, llvm::Intrinsic::sqrt, a);
+    return p.sqrt(a);
   case Op::Rsqrt:
     needFloat();
-    return b.CreateFDiv(llvm::ConstantFP::get(a->getType(), 1.0),
-                        intrinsic(s, llvm::Intrinsic::sqrt, a));
+    return formula::rsqrt(p, a);
   case Op::Reciprocal:
     needFloat();
-    return b.CreateFDiv(llvm::ConstantFP::get(a->getType(), 1.0), a);
+    return formula::reciprocal(p, a);
   case Op::Sin:
     return math("sin");
   case Op::Cos:
@@ -239,7 +262,7 @@ llvm::Value* emitOp(OpSite& s, Op op, DType t, DType result, llvm::ArrayRef<llvm
     return inlineMath(emitTanh);
   case Op::Sigmoid:
     needFloat();
-    return sigmoid(s, a);
+    return formula::sigmoid(p, a);
   case Op::Erf:
     return math("erf");
   case Op::Floor:
@@ -252,24 +275,23 @@ llvm::Value* emitOp(OpSite& s, Op op, DType t, DType result, llvm::ArrayRef<llvm
     needFloat();
     return intrinsic(s, llvm::Intrinsic::nearbyint, a);
   case Op::Add:
-    return isFloat ? b.CreateFAdd(a, c) : b.CreateAdd(a, c);
+    return p.add(a, c);
   case Op::Sub:
-    return isFloat ? b.CreateFSub(a, c) : b.CreateSub(a, c);
+    return p.sub(a, c);
   case Op::Mul:
-    return isFloat ? b.CreateFMul(a, c) : b.CreateMul(a, c);
+    return p.mul(a, c);
   case Op::Div:
-    return isFloat ? b.CreateFDiv(a, c) : intDivide(s, false, a, c);
+    return p.div(a, c);
   case Op::Pow:
     return isFloat ? libm(s, "pow", t, args) : intPow(s, a, c);
-  case Op::Maximum: // NaN propagates
-    return b.CreateSelect(b.CreateOr(isNan(a), compare(P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT)), a,
-                          c);
+  case Op::Maximum:
+    return formula::maximum(p, a, c);
   case Op::Minimum:
-    return b.CreateSelect(b.CreateOr(isNan(a), less(a, c)), a, c);
+    return formula::minimum(p, a, c);
   case Op::Atan2:
     return math("atan2");
   case Op::Remainder:
-    return isFloat ? floatRemainder(s, t, a, c) : intDivide(s, true, a, c);
+    return formula::remainder(p, a, c);
   case Op::Eq:
     return compare(P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ);
   case Op::Ne:

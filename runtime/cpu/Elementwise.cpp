@@ -2,11 +2,13 @@
 //
 // Source ops (constant, full, iota, eye) and every elementwise op as one typed loop
 // per op: the op is chosen once, outside the loop, and the element type comes from
-// visitDType. Integer semantics: arithmetic wraps around; div truncates toward zero;
-// remainder takes the sign of the divisor (NumPy); division by zero and negative
-// integer powers are errors. See docs/ops.md.
+// visitDType. The composite ops (abs, sigmoid, remainder, ...) are ir/Formulas.h's
+// formulas over the scalar primitives of Scalar<T>. Integer semantics: arithmetic
+// wraps around; div truncates toward zero; remainder takes the sign of the divisor
+// (NumPy); division by zero and negative integer powers are errors. See docs/ops.md.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/Formulas.h"
 #include "ir/OpCases.h"
 #include "runtime/cpu/Kernels.h"
 
@@ -66,36 +68,81 @@ Array eye(const Step& s) {
   return out;
 }
 
+//===--- Primitives -------------------------------------------------------===//
+
+/// Integer division truncating toward zero; MIN / -1 wraps; a zero divisor fails.
+template <typename T> T intDiv(const Step& s, T a, T b) {
+  if (b == 0)
+    s.fail("integer division by zero");
+  if (b == -1)
+    return wrapSub(T(0), a);
+  return a / b;
+}
+
+/// The primitives of ir/Formulas.h on scalars of type T, which the composite ops'
+/// formulas are written over: each is inlined into the loop of its op.
+template <typename T> struct Scalar {
+  const Step& s;
+
+  static constexpr bool isFloat() { return kIsFloat<T>; }
+  static T constant(double c) { return static_cast<T>(c); }
+  static T neg(T x) {
+    if constexpr (kIsFloat<T>)
+      return -x;
+    else
+      return wrapSub(T(0), x);
+  }
+  static T add(T x, T y) { return wrapAdd(x, y); }
+  static T sub(T x, T y) { return wrapSub(x, y); }
+  static T mul(T x, T y) { return wrapMul(x, y); }
+  T div(T x, T y) const {
+    if constexpr (kIsFloat<T>)
+      return x / y;
+    else
+      return intDiv(s, x, y);
+  }
+  static T exp(T x) { return std::exp(x); }
+  static T sqrt(T x) { return std::sqrt(x); }
+  static bool lt(T x, T y) { return x < y; }
+  static bool gt(T x, T y) { return x > y; }
+  static bool ge(T x, T y) { return x >= y; }
+  static bool ne(T x, T y) { return x != y; }
+  static bool isNan(T x) { return x != x; }
+  static bool either(bool a, bool b) { return a || b; }
+  static bool both(bool a, bool b) { return a && b; }
+  static bool differ(bool a, bool b) { return a != b; }
+  static T select(bool c, T x, T y) { return c ? x : y; }
+  T truncRem(T x, T y) const {
+    if constexpr (kIsFloat<T>) {
+      return std::fmod(x, y);
+    } else {
+      if (y == 0)
+        s.fail("integer remainder by zero");
+      return y == -1 ? T(0) : static_cast<T>(x % y);
+    }
+  }
+  template <typename U> static U let(U x) { return x; }
+};
+
 //===--- Unary ------------------------------------------------------------===//
 
-template <typename T> T negate(T v) {
-  return wrapSub(T(0), v);
-}
-
-template <typename T> T sigmoid(T v) {
-  // Never exponentiates a large positive number: no overflow, no NaN.
-  if (v >= 0)
-    return T(1) / (T(1) + std::exp(-v));
-  T e = std::exp(v);
-  return e / (T(1) + e);
-}
-
 template <typename T> void unary(const Step& s, const T* x, T* o, int64_t n) {
+  Scalar<T> b{s};
   auto map = [&](auto f) {
     for (int64_t i = 0; i < n; ++i)
       o[i] = f(x[i]);
   };
   switch (s.op) {
   case Op::Neg:
-    return map([](T v) { return negate(v); });
+    return map([&](T v) { return b.neg(v); });
   case Op::Abs:
-    return map([](T v) { return v < 0 ? negate(v) : v; });
+    return map([&](T v) { return ir::formula::abs(b, v); });
   case Op::Sign:
-    return map([](T v) { return v != v ? v : T((T(0) < v) - (v < T(0))); }); // NaN stays NaN
+    return map([&](T v) { return ir::formula::sign(b, v); });
   case Op::Square:
-    return map([](T v) { return wrapMul(v, v); });
+    return map([&](T v) { return ir::formula::square(b, v); });
   case Op::Relu:
-    return map([](T v) { return v < 0 ? T(0) : v; }); // NaN stays NaN
+    return map([&](T v) { return ir::formula::relu(b, v); });
   case Op::Exp:
   case Op::Log:
   case Op::Log1p:
@@ -136,9 +183,9 @@ template <typename T> void unary(const Step& s, const T* x, T* o, int64_t n) {
     case Op::Sqrt:
       return map([](T v) { return std::sqrt(v); });
     case Op::Rsqrt:
-      return map([](T v) { return T(1) / std::sqrt(v); });
+      return map([&](T v) { return ir::formula::rsqrt(b, v); });
     case Op::Reciprocal:
-      return map([](T v) { return T(1) / v; });
+      return map([&](T v) { return ir::formula::reciprocal(b, v); });
     case Op::Sin:
       return map([](T v) { return std::sin(v); });
     case Op::Cos:
@@ -146,7 +193,7 @@ template <typename T> void unary(const Step& s, const T* x, T* o, int64_t n) {
     case Op::Tanh:
       return map([](T v) { return std::tanh(v); });
     case Op::Sigmoid:
-      return map([](T v) { return sigmoid(v); });
+      return map([&](T v) { return ir::formula::sigmoid(b, v); });
     case Op::Erf:
       return map([](T v) { return std::erf(v); });
     case Op::Floor:
@@ -192,71 +239,35 @@ template <typename T> T intPow(const Step& s, T base, T exp) {
   return result;
 }
 
-/// Integer division truncating toward zero; MIN / -1 wraps to MIN.
-template <typename T> T intDiv(const Step& s, T a, T b) {
-  if (b == 0)
-    s.fail("integer division by zero");
-  if (b == -1)
-    return negate(a);
-  return a / b;
-}
-
-/// Remainder with the sign of the divisor (NumPy, Python): a - floor(a / b) * b.
-template <typename T> T remainder(const Step& s, T a, T b) {
-  if constexpr (kIsFloat<T>) {
-    T r = std::fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0)))
-      r += b;
-    return r;
-  } else {
-    if (b == 0)
-      s.fail("integer remainder by zero");
-    if (b == -1)
-      return 0;
-    T r = a % b;
-    return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
-  }
-}
-
-/// maximum/minimum propagate NaN (NumPy).
-template <typename T> T maximum(T a, T b) {
-  return (a != a || a > b) ? a : b;
-}
-template <typename T> T minimum(T a, T b) {
-  return (a != a || a < b) ? a : b;
-}
-
 template <typename T> void binary(const Step& s, const T* x, const T* y, T* o, int64_t n) {
+  Scalar<T> b{s};
   auto map = [&](auto f) {
     for (int64_t i = 0; i < n; ++i)
       o[i] = f(x[i], y[i]);
   };
   switch (s.op) {
   case Op::Add:
-    return map([](T a, T b) { return wrapAdd(a, b); });
+    return map([&](T x, T y) { return b.add(x, y); });
   case Op::Sub:
-    return map([](T a, T b) { return wrapSub(a, b); });
+    return map([&](T x, T y) { return b.sub(x, y); });
   case Op::Mul:
-    return map([](T a, T b) { return wrapMul(a, b); });
+    return map([&](T x, T y) { return b.mul(x, y); });
   case Op::Div:
-    if constexpr (kIsFloat<T>)
-      return map([](T a, T b) { return a / b; });
-    else
-      return map([&](T a, T b) { return intDiv(s, a, b); });
+    return map([&](T x, T y) { return b.div(x, y); });
   case Op::Pow:
     if constexpr (kIsFloat<T>)
-      return map([](T a, T b) { return std::pow(a, b); });
+      return map([](T x, T y) { return std::pow(x, y); });
     else
-      return map([&](T a, T b) { return intPow(s, a, b); });
+      return map([&](T x, T y) { return intPow(s, x, y); });
   case Op::Maximum:
-    return map([](T a, T b) { return maximum(a, b); });
+    return map([&](T x, T y) { return ir::formula::maximum(b, x, y); });
   case Op::Minimum:
-    return map([](T a, T b) { return minimum(a, b); });
+    return map([&](T x, T y) { return ir::formula::minimum(b, x, y); });
   case Op::Remainder:
-    return map([&](T a, T b) { return remainder(s, a, b); });
+    return map([&](T x, T y) { return ir::formula::remainder(b, x, y); });
   case Op::Atan2:
     if constexpr (kIsFloat<T>)
-      return map([](T a, T b) { return std::atan2(a, b); });
+      return map([](T x, T y) { return std::atan2(x, y); });
     break;
   GRAPHC_ALL_BUT_BINARY_CASES:
     break;
@@ -295,16 +306,17 @@ void logical(const Step& s, llvm::ArrayRef<const void*> xs, bool* o, int64_t n) 
 }
 
 /// cast: C conversion; to bool is `!= 0`. Float to integer truncates toward zero.
-void cast(DType from, const void* x, DType to, void* out, int64_t n) {
+void cast(const Step& s, DType from, const void* x, DType to, void* out, int64_t n) {
   visitDType(from, [&](auto fromTag) {
     using S = typename decltype(fromTag)::type;
     visitDType(to, [&](auto toTag) {
       using D = typename decltype(toTag)::type;
       const S* a = static_cast<const S*>(x);
       D* o = static_cast<D*>(out);
+      [[maybe_unused]] Scalar<S> b{s};
       for (int64_t i = 0; i < n; ++i) {
         if constexpr (std::is_same_v<D, bool>)
-          o[i] = a[i] != S(0);
+          o[i] = ir::formula::toBool(b, a[i]);
         else
           o[i] = static_cast<D>(a[i]);
       }
@@ -361,7 +373,7 @@ void applyElementwise(const Step& s, DType operandType, llvm::ArrayRef<const voi
         o[i] = c[i] ? a[i] : b[i];
     });
   case ir::OpKind::Cast:
-    return cast(operandType, xs[0], s.type().dtype, out, n);
+    return cast(s, operandType, xs[0], s.type().dtype, out, n);
   case ir::OpKind::Source:
   case ir::OpKind::Shape:
   case ir::OpKind::Reduce:

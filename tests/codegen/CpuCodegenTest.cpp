@@ -20,6 +20,7 @@
 #include "support/DiskCache.h"
 #include "support/GraphFiles.h"
 #include "support/Numeric.h"
+#include "tests/codegen/ElementwiseReference.h"
 #include "tests/codegen/KernelCases.h"
 #include "tests/codegen/KernelInputs.h"
 
@@ -148,6 +149,19 @@ TEST(CpuCodegen, EveryKernelCaseMatchesTheInterpreter) {
         expectSameAsInterpreter(ks[i], fmt::format("{} {} kernel {}", c.name, dtype, i), 7 + i);
     }
   EXPECT_GE(kernels, 200);
+}
+
+TEST(CpuCodegen, EveryElementwiseOpMatchesAnF64Reference) {
+  std::vector<testing::ElementwiseCase> cases = testing::elementwiseCases(4099);
+  for (const testing::ElementwiseCase& c : cases) {
+    std::vector<HostArray> inputs = testing::elementwiseInputs(c);
+    FusedKernel interpreted(c.kernel, KernelMode::Interpret),
+        compiled(c.kernel, KernelMode::Compile);
+    ASSERT_NE(compiled.compiled(), nullptr) << c.name;
+    EXPECT_EQ(testing::checkElementwise(c, inputs, run(interpreted, inputs)[0], "interpreter"), 0);
+    EXPECT_EQ(testing::checkElementwise(c, inputs, run(compiled, inputs)[0], "cpu jit"), 0);
+  }
+  EXPECT_GE(cases.size(), 130u);
 }
 
 TEST(CpuCodegen, MultiStageKernelsMatchTheInterpreter) {

@@ -46,6 +46,27 @@ struct HostArray {
     }
     return 0;
   }
+  /// Sets element i to `v` converted to the dtype (bools: v != 0).
+  void set(int64_t i, double v) {
+    void* p = storage.data();
+    switch (dtype) {
+    case ir::DType::Bool:
+      static_cast<bool*>(p)[i] = v != 0;
+      break;
+    case ir::DType::I32:
+      static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v);
+      break;
+    case ir::DType::I64:
+      static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v);
+      break;
+    case ir::DType::F32:
+      static_cast<float*>(p)[i] = static_cast<float>(v);
+      break;
+    case ir::DType::F64:
+      static_cast<double*>(p)[i] = v;
+      break;
+    }
+  }
 };
 
 /// Random contents for an input; `kind` as in testing::inputKind.
@@ -60,27 +81,13 @@ inline HostArray randomArray(const ir::TensorType& t, char kind, std::mt19937_64
                : kind == 'p' ? 0.1 + std::abs(uniform(rng))
                : kind == 'e' ? digit(rng)
                              : uniform(rng);
-    switch (t.dtype) {
-    case ir::DType::Bool:
-      static_cast<bool*>(a.data())[i] = coin(rng);
-      break;
-    case ir::DType::I32:
-    case ir::DType::I64: {
+    if (t.dtype == ir::DType::Bool) {
+      a.set(i, coin(rng));
+    } else if (ir::isInteger(t.dtype)) {
       int64_t x = kind == 'e' || kind == 't' ? static_cast<int64_t>(v) : wide(rng);
-      if (kind == 'n' && x == 0)
-        x = 7;
-      if (t.dtype == ir::DType::I32)
-        static_cast<int32_t*>(a.data())[i] = static_cast<int32_t>(x);
-      else
-        static_cast<int64_t*>(a.data())[i] = x;
-      break;
-    }
-    case ir::DType::F32:
-      static_cast<float*>(a.data())[i] = static_cast<float>(v);
-      break;
-    case ir::DType::F64:
-      static_cast<double*>(a.data())[i] = v;
-      break;
+      a.set(i, static_cast<double>(kind == 'n' && x == 0 ? 7 : x));
+    } else {
+      a.set(i, v);
     }
   }
   return a;

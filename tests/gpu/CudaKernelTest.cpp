@@ -19,6 +19,7 @@
 #include "runtime/cuda/FusedKernel.h"
 #include "runtime/cuda/HelperKernels.h"
 #include "runtime/cuda/KernelCache.h"
+#include "tests/codegen/ElementwiseReference.h"
 #include "tests/codegen/KernelCases.h"
 #include "tests/codegen/KernelInputs.h"
 
@@ -211,6 +212,22 @@ TEST(CudaKernel, EveryCaseMatchesTheCpu) {
       failed += !expectSameAsCpu(kernels[i].second, kernels[i].first, 100 + i);
     EXPECT_EQ(failed, 0) << "of " << kernels.size() << " " << dtype << " kernels";
   }
+}
+
+TEST(CudaKernel, EveryElementwiseOpMatchesAnF64Reference) {
+  GRAPHC_REQUIRE_GPU();
+  std::vector<testing::ElementwiseCase> cases = testing::elementwiseCases(4099);
+  std::vector<codegen::CudaKernel> sources;
+  for (const testing::ElementwiseCase& c : cases)
+    sources.push_back(codegen::emitCuda(c.kernel, "graphc_kernel", cuda::currentTarget()));
+  KernelCache::global().compileAll(sources);
+  for (const testing::ElementwiseCase& c : cases) {
+    std::vector<HostArray> inputs = testing::elementwiseInputs(c);
+    CudaFusedKernel gpu(c.kernel);
+    EXPECT_EQ(testing::checkElementwise(c, inputs, runOnGpu(gpu, inputs)[0], "gpu"), 0)
+        << gpu.cuda().source;
+  }
+  EXPECT_GE(cases.size(), 130u);
 }
 
 /// The one kernel of multi-stage case `c` (the graph lives to the end of the tests).

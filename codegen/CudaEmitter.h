@@ -190,7 +190,7 @@ private:
     return inst.kind == Inst::Kind::Source && SourceIndex::of(*inst.node).readsIndex();
   }
   /// `in<input>[index(i)]` for load i.
-  LoadFn loadAt(LoadFn index) const {
+  LoadFn loadAt(const LoadFn& index) const {
     return [this, index](int i) { return fmt::format("in{}[{}]", k_.insts[i].input, index(i)); };
   }
 

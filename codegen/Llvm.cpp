@@ -172,7 +172,7 @@ private:
   llvm::Value* compute(int i, const Sweep& s, const Values& idx);
   llvm::Value* source(int i, llvm::Value* flat);
   /// for (i = from; i < to; ++i) carrying `init`; body returns the next values.
-  Values loop(llvm::Value* from, llvm::Value* to, Values init, bool parallel,
+  Values loop(llvm::Value* from, llvm::Value* to, const Values& init, bool parallel,
               const std::function<Values(llvm::Value*, const Values&)>& body);
   void nest(const Sweep& s, const Merged& ms, size_t level, Values idx, int64_t rows);
   /// The reductions a sweep accumulates.
@@ -345,7 +345,7 @@ llvm::Value* Gen::compute(int i, const Sweep& s, const Values& idx) {
   throw Error("emitCpu: unknown instruction kind");
 }
 
-Values Gen::loop(llvm::Value* from, llvm::Value* to, Values init, bool parallel,
+Values Gen::loop(llvm::Value* from, llvm::Value* to, const Values& init, bool parallel,
                  const std::function<Values(llvm::Value*, const Values&)>& body) {
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, "loop", f_);

@@ -28,7 +28,7 @@ using namespace graphc;
 namespace {
 
 /// The Frobenius norm, in float64.
-double norm(Tensor t) {
+double norm(const Tensor& t) {
   Tensor n = sqrt(sum(square(cast(t, DType::F64))));
   return n.array().getDouble({});
 }

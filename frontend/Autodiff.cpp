@@ -110,8 +110,8 @@ JvpResult jvp(const TensorFunction& f, const std::vector<Tensor>& primals,
   return r;
 }
 
-VjpResult vjp(const TensorFunction& f, const std::vector<Tensor>& primals, std::vector<int> argnums,
-              SrcLoc loc) {
+VjpResult vjp(const TensorFunction& f, const std::vector<Tensor>& primals,
+              const std::vector<int>& argnums, SrcLoc loc) {
   Traced t = traced(f, primals);
   std::shared_ptr<ir::Graph> d =
       passes::derivative(*t.graph, DerivativeMode::Vjp, wrtOf(argnums, primals.size(), loc));
@@ -129,7 +129,7 @@ VjpResult vjp(const TensorFunction& f, const std::vector<Tensor>& primals, std::
 }
 
 TensorFunction valueAndGrad(TensorFunction f, std::vector<int> argnums) {
-  return [f = std::move(f), argnums](const std::vector<Tensor>& args) {
+  return [f = std::move(f), argnums = std::move(argnums)](const std::vector<Tensor>& args) {
     SrcLoc loc = SrcLoc::current();
     Traced t = traced(f, args);
     auto d = passes::derivative(*t.graph, DerivativeMode::Grad, wrtOf(argnums, args.size(), loc));
@@ -138,7 +138,8 @@ TensorFunction valueAndGrad(TensorFunction f, std::vector<int> argnums) {
 }
 
 TensorFunction grad(TensorFunction f, std::vector<int> argnums) {
-  return [vg = valueAndGrad(std::move(f), argnums), argnums](const std::vector<Tensor>& args) {
+  TensorFunction vg = valueAndGrad(std::move(f), argnums);
+  return [vg = std::move(vg), argnums = std::move(argnums)](const std::vector<Tensor>& args) {
     std::vector<Tensor> all = vg(args);
     size_t numGrads = argnums.empty() ? args.size() : argnums.size();
     return split(all, all.size() - numGrads);

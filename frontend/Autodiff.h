@@ -50,7 +50,7 @@ struct VjpResult {
 /// f at `primals` and its pullback, which takes one cotangent per output (of its
 /// type) and returns one cotangent per primal in `argnums` (all primals when empty).
 VjpResult vjp(const TensorFunction& f, const std::vector<Tensor>& primals,
-              std::vector<int> argnums = {}, SrcLoc loc = SrcLoc::current());
+              const std::vector<int>& argnums = {}, SrcLoc loc = SrcLoc::current());
 
 /// The function returning f's outputs, then the gradient of f's first output (a
 /// floating-point scalar) with respect to each argument in `argnums`.

@@ -186,7 +186,9 @@ Extracted extract(const TraceGraph& g, llvm::ArrayRef<ir::Value> outputs, llvm::
     ir::Node* n = g.graph().nodes()[id];
     ir::Value v{n, index};
     const Array* data = g.computed(v);
-    if (!data && !(data = g.binding(n)))
+    if (!data)
+      data = g.binding(n);
+    if (!data)
       throw Error(fmt::format("the symbolic tensor '%{}' ({}) is used outside the jit trace "
                               "that made it",
                               n->name(), v.type().str()),

@@ -7,6 +7,7 @@
 #include "llvm/ADT/Hashing.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
@@ -129,7 +130,7 @@ const std::string& Attrs::getStr(llvm::StringRef name) const {
 
 /// Doubles compare bitwise so that NaN attributes still hash-cons.
 static bool sameBits(double a, double b) {
-  return std::memcmp(&a, &b, sizeof a) == 0;
+  return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
 }
 
 static bool sameValue(const AttrValue& a, const AttrValue& b) {

@@ -35,7 +35,7 @@ Value Graph::addParameter(llvm::StringRef name, const TensorType& type, SourceLo
   if (findParam(name))
     throw Error(fmt::format("parameter '%{}' is declared twice", name.str()), loc);
   Attrs attrs{{"index", static_cast<int64_t>(params_.size())}, {"name", name.str()}};
-  Node* n = create(Op::Parameter, {}, attrs, {type}, loc, name);
+  Node* n = create(Op::Parameter, {}, attrs, {type}, std::move(loc), name);
   params_.push_back(n);
   return n->result();
 }

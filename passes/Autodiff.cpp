@@ -109,10 +109,11 @@ constexpr DiffRule kRules[] = {
     {Op::AssumeDiagonal, jvpLinear, transposeIdentity},
 };
 
-constexpr size_t kNumOps = 0
-#define GRAPHC_OP(Name, Spelling, NumOperands, NumResults, Kind, Schema) +1
+constexpr Op kOps[] = {
+#define GRAPHC_OP(Name, Spelling, NumOperands, NumResults, Kind, Schema) Op::Name,
 #include "ir/Ops.def"
-    ;
+};
+constexpr size_t kNumOps = std::size(kOps);
 
 constexpr bool inOpOrder() {
   for (size_t i = 0; i < std::size(kRules); ++i)

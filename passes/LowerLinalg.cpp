@@ -121,9 +121,13 @@ public:
       : facts_(facts), stats_(stats), uses_(useCounts(g)), throughFactor_(g.nodes().size()),
         solveTaken_(g.nodes().size()) {
     std::vector<bool> live = liveNodes(g);
-    for (const Node* n : g.nodes())
-      if (live[n->id()] && (throughFactor_[n->id()] = matchThroughFactor(*n)))
+    for (const Node* n : g.nodes()) {
+      if (!live[n->id()])
+        continue;
+      throughFactor_[n->id()] = matchThroughFactor(*n);
+      if (throughFactor_[n->id()])
         solveTaken_[throughFactor_[n->id()]->solve->id()] = uses_[n->operand(1).node->id()] == 1;
+    }
   }
 
   std::optional<ValueList> operator()(Rewriter& rw, const Node& n) {

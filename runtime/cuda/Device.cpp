@@ -10,7 +10,7 @@ namespace graphc::cuda {
 namespace {
 
 /// Why the process cannot use a device, or "" when it can; asked once.
-const std::string& unavailability() noexcept {
+const std::string& unavailability() {
   static const std::string why = []() -> std::string {
     int count = 0;
     cudaError_t status = cudaGetDeviceCount(&count);
@@ -30,7 +30,11 @@ const std::string& unavailability() noexcept {
 } // namespace
 
 bool cudaAvailable() noexcept {
-  return unavailability().empty();
+  try {
+    return unavailability().empty();
+  } catch (...) { // no memory for the reason's text: no device either
+    return false;
+  }
 }
 
 std::string cudaUnavailableReason() {

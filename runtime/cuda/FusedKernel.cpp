@@ -53,7 +53,7 @@ codegen::CudaTarget currentTarget() {
   return {optin};
 }
 
-CudaFusedKernel::CudaFusedKernel(codegen::Kernel kernel, KernelCache& cache)
+CudaFusedKernel::CudaFusedKernel(const codegen::Kernel& kernel, KernelCache& cache)
     : CudaFusedKernel(kernel, codegen::emitCuda(kernel, "graphc_kernel", currentTarget()), cache) {}
 
 CudaFusedKernel::CudaFusedKernel(codegen::Kernel kernel, codegen::CudaKernel cuda,

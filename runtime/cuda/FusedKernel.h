@@ -40,7 +40,8 @@ class CudaFusedKernel {
 public:
   /// Generates (for currentTarget()), compiles (or finds in `cache`) and loads
   /// `kernel`'s CUDA kernel. Throws graphc::Error.
-  explicit CudaFusedKernel(codegen::Kernel kernel, KernelCache& cache = KernelCache::global());
+  explicit CudaFusedKernel(const codegen::Kernel& kernel,
+                           KernelCache& cache = KernelCache::global());
   /// The same for `kernel` whose CUDA kernel `cuda` (codegen::emitCuda) is already
   /// generated, e.g. to compile many in parallel first (KernelCache::compileAll).
   CudaFusedKernel(codegen::Kernel kernel, codegen::CudaKernel cuda,

@@ -41,7 +41,7 @@ template <typename T> std::string rawBytes(const std::vector<T>& v) {
 TEST(Npy, RoundTripsEveryDType) {
   std::string dir = ::testing::TempDir();
   for (DType t : ir::kAllDTypes) {
-    for (Shape shape : {Shape{}, Shape{7}, Shape{3, 4}, Shape{2, 0, 3}}) {
+    for (const Shape& shape : {Shape{}, Shape{7}, Shape{3, 4}, Shape{2, 0, 3}}) {
       Array a = Array::randomUniform(t, shape, 42, -100, 100);
       Array b = decodeNpy(encodeNpy(a), "mem");
       EXPECT_EQ(b.type(), a.type());

@@ -78,7 +78,7 @@ TEST_P(Numeric, BinaryOpsAndComparisonsBroadcast) {
   Array aa = randn(dt(), {3, 1}, 11), ba = randn(dt(), {4}, 12);
   Tensor a(aa), b(ba);
   std::vector<double> A = toDoubles(aa), B = toDoubles(ba);
-  auto check = [&](const char* name, Tensor got, std::function<double(double, double)> f) {
+  auto check = [&](const char* name, Tensor got, const std::function<double(double, double)>& f) {
     std::vector<double> want;
     for (int64_t i = 0; i < 3; ++i)
       for (int64_t j = 0; j < 4; ++j)

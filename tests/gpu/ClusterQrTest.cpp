@@ -61,7 +61,7 @@ TEST(ClusterQr, TakesEveryClusterSize) {
 }
 
 /// `a` with `scale` times its entries and the columns in `zero` set to 0.
-Array edited(Array a, double scale, std::initializer_list<int64_t> zero) {
+Array edited(const Array& a, double scale, std::initializer_list<int64_t> zero) {
   int64_t n = a.type().shape.back();
   std::vector<double> v = doubles(a);
   for (size_t i = 0; i < v.size(); ++i) {

@@ -61,7 +61,7 @@ TEST(Nvrtc, CompileErrorShowsLogAndSource) {
     compileCuda("__global__ void k() { undeclared_thing = 1; }\n", "bad.cu", options);
     FAIL() << "expected graphc::Error";
   } catch (const graphc::Error& e) {
-    std::string msg = e.message();
+    const std::string& msg = e.message();
     EXPECT_NE(msg.find("bad.cu"), std::string::npos) << msg;
     EXPECT_NE(msg.find("undeclared_thing\" is undefined"), std::string::npos) << msg;
     EXPECT_NE(msg.find("   1 | __global__ void k()"), std::string::npos) << msg;

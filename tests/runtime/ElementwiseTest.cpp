@@ -323,8 +323,8 @@ TEST(Elementwise, Sources) {
         ASSERT_EQ(y.getDouble(idx), static_cast<double>(idx[axis]));
       });
     }
-    for (auto shape : {std::vector<int64_t>{3, 3}, std::vector<int64_t>{2, 3, 4},
-                       std::vector<int64_t>{2, 2, 4, 3}}) {
+    for (const auto& shape : {std::vector<int64_t>{3, 3}, std::vector<int64_t>{2, 3, 4},
+                              std::vector<int64_t>{2, 2, 4, 3}}) {
       Array y = runOp1(Op::Eye, {}, {}, {ir::TensorType(dt, shape)});
       forEachIndex(shape, [&](llvm::ArrayRef<int64_t> idx) {
         size_t r = idx.size();

@@ -129,7 +129,7 @@ TEST(ShapeOps, DiagAndDiagPart) {
           return i[2] == i[3] ? Ints{i[0], i[1], i[2]} : Ints{};
         },
         "diag");
-    for (Ints shape : {Ints{3, 5}, Ints{2, 5, 3}, Ints{2, 2, 4, 4}}) {
+    for (const Ints& shape : {Ints{3, 5}, Ints{2, 5, 3}, Ints{2, 2, 4, 4}}) {
       Array m = sample(dt, shape, 10);
       Array p = runOp1(Op::DiagPart, {m});
       expectGather(

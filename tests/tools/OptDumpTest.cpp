@@ -304,9 +304,10 @@ TEST(GraphcDump, LoweredRunsOnlyTheNamedPasses) {
 }
 
 TEST(GraphcDump, LoweredFlagMisuseIsAUsageError) {
-  for (std::vector<std::string> args : {std::vector<std::string>{"dump", "--donate=xi", kEnkf},
-                                        {"dump", "--lowered", "--after=all", kEnkf},
-                                        {"dump", "--lowered", "--format=dot", kEnkf}}) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"dump", "--donate=xi", kEnkf},
+        {"dump", "--lowered", "--after=all", kEnkf},
+        {"dump", "--lowered", "--format=dot", kEnkf}}) {
     ToolResult r = runQuiet(args);
     EXPECT_EQ(r.exitCode, 2) << r.describe();
     EXPECT_THAT(r.err, HasSubstr("--"));

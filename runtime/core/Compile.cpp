@@ -3,8 +3,11 @@
 
 #include "passes/Batch.h"
 #include "passes/PassManager.h"
+#include "runtime/core/ItemFailures.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace graphc {
 namespace {
@@ -16,27 +19,130 @@ std::unique_ptr<ir::Graph> optimize(const ir::Graph& g, const std::string& spec)
                                              : passes::parsePipeline(spec));
 }
 
+/// Item `i` of `a` along its first axis (a view).
+Array itemOf(const Array& a, int64_t i) {
+  return a.view(a.shape().drop_front(), a.strides().drop_front(), i * a.strides().front());
+}
+
+/// "1, 5, 9" (the first 16, then "and N more").
+std::string itemList(llvm::ArrayRef<int64_t> items) {
+  constexpr size_t kShown = 16;
+  std::string text;
+  for (size_t i = 0; i < std::min(items.size(), kShown); ++i)
+    text += fmt::format("{}{}", i ? ", " : "", items[i]);
+  if (items.size() > kShown)
+    text += fmt::format(" and {} more", items.size() - kShown);
+  return text;
+}
+
 } // namespace
 
+bool ItemFallback::applies(const ir::Graph& optimized) const {
+  if (!item || batch < 1)
+    return false;
+  std::vector<bool> onBatch(optimized.nodes().size(), false); // depends on a batched parameter
+  bool any = false;
+  for (const ir::Node* n : optimized.nodes()) {
+    if (n->op() == ir::Op::Parameter) {
+      size_t index = static_cast<size_t>(n->attrs().getInt("index"));
+      onBatch[n->id()] = batched.empty() || (index < batched.size() && batched[index]);
+      continue;
+    }
+    for (ir::Value v : n->operands())
+      onBatch[n->id()] = onBatch[n->id()] || onBatch[v.node->id()];
+    if (n->op() != ir::Op::Cholesky || !n->attrs().flag("fallback"))
+      continue;
+    llvm::ArrayRef<int64_t> shape = n->operand(0).type().shape;
+    if (shape.size() < 3 || shape.front() != batch || !onBatch[n->id()])
+      return false;
+    any = true;
+  }
+  return any;
+}
+
 OptimizedExecutable::OptimizedExecutable(const ir::Graph& original,
-                                         std::unique_ptr<Executable> primary, Backend& backend)
+                                         std::unique_ptr<Executable> primary, Backend& backend,
+                                         const ItemFallback& items)
     : Executable(Signature::of(original)), backend_(backend), primary_(std::move(primary)),
-      unlowered_(optimize(original, "canonicalize")) {}
+      unlowered_(optimize(original, "canonicalize")) {
+  if (!items.item)
+    return;
+  batch_ = items.batch;
+  batched_ = items.batched;
+  batched_.resize(signature().paramTypes.size(), items.batched.empty());
+  unloweredItem_ = optimize(*items.item, "canonicalize");
+}
+
+const std::vector<int64_t>* OptimizedExecutable::itemsOf(const FallbackError& e) const {
+  auto* items = dynamic_cast<const ItemFallbackError*>(&e);
+  if (!unloweredItem_ || !items || items->items().empty() || items->extent() != batch_)
+    return nullptr;
+  return &items->items();
+}
 
 void OptimizedExecutable::noteFallback(const FallbackError& e) {
   std::string where = e.loc().valid() ? e.loc().str() + ": " : "";
-  fmt::print(stderr, "{}warning: {}; @{} falls back to LU for this run\n", where, e.message(),
-             signature().graphName);
+  if (const std::vector<int64_t>* items = itemsOf(e)) {
+    fmt::print(stderr, "{}warning: {}; @{} falls back to LU for batch item{} {} of this run\n",
+               where, e.message(), signature().graphName, items->size() == 1 ? "" : "s",
+               itemList(*items));
+    itemFallbacks_ += static_cast<int64_t>(items->size());
+  } else {
+    fmt::print(stderr, "{}warning: {}; @{} falls back to LU for this run\n", where, e.message(),
+               signature().graphName);
+  }
   ++fallbacks_;
 }
 
 Executable& OptimizedExecutable::fallback() {
+  std::lock_guard<std::mutex> lock(compileMutex_);
   if (!fallback_)
     fallback_ = backend_.compile(*unlowered_);
   return *fallback_;
 }
 
+Executable& OptimizedExecutable::itemFallback() {
+  std::lock_guard<std::mutex> lock(compileMutex_);
+  if (!itemFallback_)
+    itemFallback_ = backend_.compile(*unloweredItem_);
+  return *itemFallback_;
+}
+
+void OptimizedExecutable::redoItems(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs,
+                                    llvm::ArrayRef<int64_t> items) {
+  Executable& exe = itemFallback();
+  for (int64_t i : items) {
+    std::vector<Array> in, out;
+    for (size_t p = 0; p < inputs.size(); ++p)
+      in.push_back(batched_[p] ? itemOf(inputs[p], i) : inputs[p]);
+    for (const Array& o : outputs)
+      out.push_back(itemOf(o, i));
+    try {
+      exe.run(in, out);
+    } catch (const Error& e) {
+      throw Error(fmt::format("batch item {} of {}: {}", i, batch_, e.message()), e.loc());
+    }
+  }
+}
+
 std::vector<Array> OptimizedExecutable::execute(llvm::ArrayRef<Array> inputs) {
+  if (unloweredItem_) {
+    // Into outputs of its own, which keep the items that did not fail. Host inputs
+    // of a device backend are uploaded and the results come back to the host, as
+    // the backends' own run() does.
+    bool onHost = device() == Device::Host;
+    bool hostResults = !onHost && (inputs.empty() || inputs.front().device() == Device::Host);
+    std::vector<Array> in, outs;
+    for (const Array& a : inputs)
+      in.push_back(onHost || a.device() != Device::Host ? a : toDevice(a));
+    for (size_t i = 0; i < signature().outputTypes.size(); ++i)
+      outs.push_back(newOutput(i));
+    executeInto(in, outs);
+    if (hostResults)
+      for (Array& o : outs)
+        o = toHost(o);
+    return outs;
+  }
   try {
     return primary_->run(inputs);
   } catch (const FallbackError& e) {
@@ -51,6 +157,8 @@ void OptimizedExecutable::executeInto(llvm::ArrayRef<Array> inputs, llvm::ArrayR
     return;
   } catch (const FallbackError& e) {
     noteFallback(e);
+    if (const std::vector<int64_t>* items = itemsOf(e))
+      return redoItems(inputs, outputs, *items);
   }
   fallback().executeInto(inputs, outputs);
 }
@@ -66,18 +174,24 @@ std::optional<Executable::RunFailure> OptimizedExecutable::finishRuns() {
   std::optional<RunFailure> failure = primary_->finishRuns();
   if (!failure)
     return std::nullopt;
+  std::vector<int64_t> items; // the failed items, when only they are redone
   try {
     std::rethrow_exception(failure->error);
   } catch (const FallbackError& e) {
     noteFallback(e);
+    if (const std::vector<int64_t>* failed = itemsOf(e))
+      items = *failed;
   } catch (const Error&) {
     return failure;
   }
-  // The failed run and every run after it (which may read its outputs) again, in
-  // order, each falling back on its own.
+  // The failed run (its failed items, or all of it) and every run after it (which
+  // may read its outputs) again, in order, each falling back on its own.
   size_t run = failure->run;
   try {
-    fallback().executeInto(queued[run].inputs, queued[run].outputs);
+    if (!items.empty())
+      redoItems(queued[run].inputs, queued[run].outputs, items);
+    else
+      fallback().executeInto(queued[run].inputs, queued[run].outputs);
     for (++run; run < queued.size(); ++run)
       executeInto(queued[run].inputs, queued[run].outputs);
   } catch (const Error&) {
@@ -98,7 +212,10 @@ std::unique_ptr<OptimizedExecutable> compile(const ir::Graph& g, Backend& backen
   }
   const ir::Graph& input = batched ? *batched : g;
   std::unique_ptr<ir::Graph> optimized = optimize(input, options.passes);
-  return std::make_unique<OptimizedExecutable>(input, backend.compile(*optimized), backend);
+  ItemFallback items{&g, options.batch, options.batchedParams};
+  if (!items.applies(*optimized))
+    items = {};
+  return std::make_unique<OptimizedExecutable>(input, backend.compile(*optimized), backend, items);
 }
 
 } // namespace graphc

@@ -8,12 +8,21 @@
 // (LU) and the switch is reported on stderr and counted. Each run tries the
 // optimized program first. Results are never silently NaN.
 //
+// A graph batched by compile() (CompileOptions::batch) computes its items apart:
+// when the chosen Cholesky fails on some items only, the backend finishes the
+// others (ItemFallbackError, runtime/core/ItemFailures.h) and only the failed items are redone,
+// each alone, with the unbatched graph before solve lowering (LU), written into their place in the
+// outputs. That needs every chosen Cholesky to factor along the batch axis (ItemFallback::applies);
+// otherwise, and for graphs batched by hand, the whole run is redone.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "runtime/core/Backend.h"
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,19 +41,38 @@ struct CompileOptions {
   std::vector<bool> batchedParams = {};
 };
 
+/// How the items of a batched graph are redone alone (see the file comment).
+struct ItemFallback {
+  /// The graph of one item, as given to compile().
+  const ir::Graph* item = nullptr;
+  /// The batch size and, per parameter, whether it has the batch axis.
+  int64_t batch = 0;
+  std::vector<bool> batched;
+
+  /// True when every `cholesky {fallback}` of `optimized` (the batched graph after
+  /// the passes) factors along the batch axis: its operand's first axis has length
+  /// `batch` and it depends on a batched parameter.
+  bool applies(const ir::Graph& optimized) const;
+};
+
 /// A compiled graph with its fallback.
 class OptimizedExecutable final : public Executable {
 public:
+  /// `items`, when given (its `item` set), says how the items of a batched graph
+  /// are redone alone; the whole run is redone otherwise.
   OptimizedExecutable(const ir::Graph& original, std::unique_ptr<Executable> primary,
-                      Backend& backend);
+                      Backend& backend, const ItemFallback& items = {});
 
   llvm::StringRef backendName() const override { return primary_->backendName(); }
   Device device() const override { return primary_->device(); }
   Array toDevice(const Array& a) const override { return primary_->toDevice(a); }
   Array toHost(const Array& a) const override { return primary_->toHost(a); }
   Array newOutput(size_t i) const override { return primary_->newOutput(i); }
-  /// How many runs fell back to the unlowered program.
+  /// How many runs fell back to the unlowered program (whole or some items).
   int fallbacks() const { return fallbacks_; }
+  /// How many batch items were redone alone (runs whose chosen Cholesky failed on
+  /// some items only); those runs' other items kept the optimized results.
+  int64_t itemFallbacks() const { return itemFallbacks_; }
 
 protected:
   std::vector<Array> execute(llvm::ArrayRef<Array> inputs) override;
@@ -56,10 +84,21 @@ protected:
   std::optional<RunFailure> finishRuns() override;
 
 private:
+  /// The items the failure `e` of the primary program names when only they are
+  /// redone (an ItemFallbackError along the batch axis), else null.
+  const std::vector<int64_t>* itemsOf(const FallbackError& e) const;
   /// Reports on stderr that the primary program failed with `e`; counts it.
   void noteFallback(const FallbackError& e);
   /// The fallback program, compiled on first use.
   Executable& fallback();
+  /// The program of one item before solve lowering, compiled on first use.
+  Executable& itemFallback();
+  /// Redoes items `items` of a run of the primary program into `outputs` alone:
+  /// each item's inputs (the batched parameters' item, the shared ones whole)
+  /// through itemFallback(), into that item of every output. A failure names the
+  /// item.
+  void redoItems(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs,
+                 llvm::ArrayRef<int64_t> items);
 
   struct Queued {
     std::vector<Array> inputs, outputs;
@@ -67,9 +106,15 @@ private:
 
   Backend& backend_;
   std::unique_ptr<Executable> primary_;
-  std::unique_ptr<ir::Graph> unlowered_; ///< the graph the fallback compiles from
-  std::unique_ptr<Executable> fallback_; ///< compiled on first use
-  int fallbacks_ = 0;
+  std::unique_ptr<ir::Graph> unlowered_;     ///< the graph the fallback compiles from
+  std::unique_ptr<Executable> fallback_;     ///< compiled on first use
+  int64_t batch_ = 0;                        ///< with unloweredItem_: the batch size
+  std::vector<bool> batched_;                ///< per parameter: has the batch axis
+  std::unique_ptr<ir::Graph> unloweredItem_; ///< one item before solve lowering, or null
+  std::unique_ptr<Executable> itemFallback_; ///< compiled on first use
+  std::mutex compileMutex_;                  ///< guards the fallbacks' first compiles
+  std::atomic<int> fallbacks_ = 0;
+  std::atomic<int64_t> itemFallbacks_ = 0;
   std::vector<Queued> queued_; ///< the arrays of the runs enqueued since the last finish
 };
 

@@ -18,6 +18,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 namespace graphc {
 namespace cpu {
 
@@ -76,6 +78,36 @@ Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands) {
   }
 }
 
+Arrays RunFailures::step(const Step& s, llvm::ArrayRef<Array> operands) {
+  try {
+    return runNode(s, operands);
+  } catch (const ItemsFailed& e) {
+    failed_ = failed_ ? ItemFallbackError::merged(*failed_, e) : ItemFallbackError(e);
+    return {e.result()};
+  } catch (const Error&) {
+    rethrow();
+  }
+}
+
+void RunFailures::rethrow() const {
+  if (failed_)
+    throw failed_->wholeRun();
+  throw;
+}
+
+void RunFailures::throwIfFailed() const {
+  if (failed_)
+    throw *failed_;
+}
+
+void copyResults(llvm::ArrayRef<Array> results, llvm::ArrayRef<Array> outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Array r = results[i].contiguous();
+    if (int64_t bytes = r.type().bytes(); bytes && r.rawData() != outputs[i].rawData())
+      std::memcpy(outputs[i].rawData(), r.rawData(), bytes);
+  }
+}
+
 namespace {
 
 class NodeExecutable final : public Executable {
@@ -114,13 +146,31 @@ public:
 
 protected:
   std::vector<Array> execute(llvm::ArrayRef<Array> inputs) override {
+    RunFailures failures;
+    std::vector<Array> outs = runSteps(inputs, failures);
+    failures.throwIfFailed();
+    return outs;
+  }
+
+  /// The outputs are written before a failure of some batch items is thrown.
+  void executeInto(llvm::ArrayRef<Array> inputs, llvm::ArrayRef<Array> outputs) override {
+    RunFailures failures;
+    copyResults(runSteps(inputs, failures), outputs);
+    failures.throwIfFailed();
+  }
+
+private:
+  std::vector<Array> runSteps(llvm::ArrayRef<Array> inputs, RunFailures& failures) const {
     std::vector<Arrays> values(steps_.size());
     for (unsigned i = 0; i < steps_.size(); ++i) {
       const Step& s = steps_[i];
       llvm::SmallVector<Array, 2> operands;
       for (auto [step, result] : s.operands)
         operands.push_back(values[step][result]);
-      values[i] = runStep(s, operands, inputs);
+      if (s.op == ir::Op::Parameter) // kernels read contiguous arrays only
+        values[i] = {inputs[s.attrs.getInt("index")].contiguous()};
+      else
+        values[i] = failures.step(s, operands);
       for (auto [step, result] : s.operands)
         if (lastUse_[step] == i)
           values[step].clear();
@@ -129,14 +179,6 @@ protected:
     for (auto [step, result] : outputs_)
       outs.push_back(values[step][result]);
     return outs;
-  }
-
-private:
-  static Arrays runStep(const Step& s, llvm::ArrayRef<Array> operands,
-                        llvm::ArrayRef<Array> inputs) {
-    if (s.op == ir::Op::Parameter) // kernels read contiguous arrays only
-      return {inputs[s.attrs.getInt("index")].contiguous()};
-    return runNode(s, operands);
   }
 
   std::vector<Step> steps_;

@@ -20,11 +20,13 @@
 #include "ir/Types.h"
 #include "runtime/core/Array.h"
 #include "runtime/core/Backend.h"
+#include "runtime/core/ItemFailures.h"
 #include "support/Error.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -54,6 +56,42 @@ struct Step {
   /// graphc::FallbackError for a step marked {fallback}.
   [[noreturn]] void fail(const std::string& message) const;
 };
+
+/// Thrown by a `cholesky {fallback}` step over a batch that failed on some items
+/// only: the FallbackError naming them, and the step's result, whose failed items
+/// hold the identity, so that the run can go on and finish the other items.
+class ItemsFailed : public ItemFallbackError {
+public:
+  ItemsFailed(ItemFallbackError e, Array result)
+      : ItemFallbackError(std::move(e)), result_(std::move(result)) {}
+  const Array& result() const { return result_; }
+
+private:
+  Array result_;
+};
+
+/// The failures a run goes on after: ItemsFailed of `cholesky {fallback}` steps,
+/// merged into one ItemFallbackError. A run calls step() for each node and
+/// throwIfFailed() once its outputs are written.
+class RunFailures {
+public:
+  /// runNode(s, operands), or the result an ItemsFailed it throws carries (the
+  /// failure noted). Any other error after a noted failure is that failure for the
+  /// whole run: it may come from the failed items' values.
+  Arrays step(const Step& s, llvm::ArrayRef<Array> operands);
+  /// In a handler of a step's error: throws the noted failure for the whole run,
+  /// or, when there is none, rethrows the error.
+  [[noreturn]] void rethrow() const;
+  /// Throws the noted failure, if any.
+  void throwIfFailed() const;
+
+private:
+  std::optional<ItemFallbackError> failed_;
+};
+
+/// Copies the host arrays `results` into the dense host arrays `outputs`, one to
+/// one (an output that is the result itself stays).
+void copyResults(llvm::ArrayRef<Array> results, llvm::ArrayRef<Array> outputs);
 
 /// Runs any non-parameter node by its op family. An array it cannot allocate is an
 /// AllocationError naming the node, at its position.

@@ -12,7 +12,8 @@
 // entirely on them.
 //
 // LAPACK failures are errors naming the op and every failing batch item (counted
-// from 0); matrix positions follow LAPACK and count from 1:
+// from 0; a chosen Cholesky's name them in an ItemFallbackError whose run goes on);
+// matrix positions follow LAPACK and count from 1:
 //   cholesky: matrix is not positive definite (batch item 2, leading minor 3)
 //   solve: matrix is singular in 2 of 64 batch items: 0 (U(4,4) = 0), 9 (U(1,1) = 0)
 // det of a singular matrix is 0 and logdet (log|det|) is -inf: those are values,
@@ -99,22 +100,29 @@ public:
   explicit ItemFailures(int64_t batch) : batch_(batch) {}
 
   void add(int64_t b, lapack_int info) { items_.emplace_back(b, info); }
+  bool any() const { return !items_.empty(); }
 
-  /// Fails `s` with "`what` (batch item 2, `detail(info)`)" for one item, or
-  /// "`what` in 3 of 64 batch items: 2 (`detail`), ..." for several.
+  /// "`what` (batch item 2, `detail(info)`)" for one item, or "`what` in 3 of 64
+  /// batch items: 2 (`detail`), ..." for several (describeItemFailures).
+  template <typename Detail> std::string message(const char* what, Detail detail) const {
+    std::vector<std::pair<int64_t, std::string>> failures;
+    for (const auto& [b, info] : items_)
+      failures.emplace_back(b, detail(info));
+    return describeItemFailures(what, batch_, failures);
+  }
+
+  /// Fails `s` with message() when any item failed.
   template <typename Detail> void throwIfAny(const Step& s, const char* what, Detail detail) const {
-    if (items_.empty())
-      return;
-    if (items_.size() == 1)
-      s.fail(
-          fmt::format("{} (batch item {}, {})", what, items_[0].first, detail(items_[0].second)));
-    constexpr size_t kShown = 8;
-    std::string list;
-    for (size_t i = 0; i < std::min(items_.size(), kShown); ++i)
-      list += fmt::format("{}{} ({})", i ? ", " : "", items_[i].first, detail(items_[i].second));
-    if (items_.size() > kShown)
-      list += fmt::format(" and {} more", items_.size() - kShown);
-    s.fail(fmt::format("{} in {} of {} batch items: {}", what, items_.size(), batch_, list));
+    if (any())
+      s.fail(message(what, detail));
+  }
+
+  /// The failing items, in batch order.
+  std::vector<int64_t> items() const {
+    std::vector<int64_t> out;
+    for (const auto& item : items_)
+      out.push_back(item.first);
+    return out;
   }
 
 private:
@@ -319,11 +327,35 @@ template <typename T> void zeroTriangle(Array& a, bool upperPart) {
     zeroItemTriangle(m.item<T>(a, b), m.rows, m.cols, upperPart);
 }
 
+/// Fails cholesky step `s` whose factor `l` could not be had for the items
+/// `indefinite` names. A `cholesky {fallback}` of a batch fails with those items
+/// named and their factors set to the identity (ItemsFailed): the run goes on, its
+/// other items right, and only the failed ones are redone with LU.
+template <typename T>
+void failCholesky(const Step& s, const Array& l, const ItemFailures& indefinite) {
+  auto leadingMinor = [](lapack_int info) { return fmt::format("leading minor {}", info); };
+  if (!indefinite.any())
+    return;
+  llvm::ArrayRef<int64_t> shape = l.shape();
+  if (!s.attrs.flag("fallback") || shape.size() < 3)
+    indefinite.throwIfAny(s, "matrix is not positive definite", leadingMinor);
+  Matrices m(l);
+  std::vector<int64_t> items = indefinite.items();
+  for (int64_t b : items) {
+    T* p = m.item<T>(l, b);
+    std::fill(p, p + m.size(), T(0));
+    for (int64_t i = 0; i < m.rows; ++i)
+      p[i * m.cols + i] = T(1);
+  }
+  std::string message = fmt::format(
+      "{}: {}", s.who(), indefinite.message("matrix is not positive definite", leadingMinor));
+  throw ItemsFailed(ItemFallbackError(message, s.loc, items, shape.drop_back(2).vec()), l);
+}
+
 template <typename T> Array cholesky(const Step& s, const Array& a) {
   bool upper = s.attrs.flag("upper");
   Matrices m(a);
   ItemFailures indefinite(m.batch);
-  auto leadingMinor = [](lapack_int info) { return fmt::format("leading minor {}", info); };
   if (isSmall(m.rows)) { // each item copied where it is factored; potrf zeroes the other half
     Array l = Array::empty(a.dtype(), a.shape());
     int n = static_cast<int>(m.rows);
@@ -331,7 +363,7 @@ template <typename T> Array cholesky(const Step& s, const Array& a) {
       std::memcpy(m.item<T>(l, b), m.item<T>(a, b), sizeof(T) * m.size());
       return small::potrf(n, upper, m.item<T>(l, b));
     });
-    indefinite.throwIfAny(s, "matrix is not positive definite", leadingMinor);
+    failCholesky<T>(s, l, indefinite);
     return l;
   }
   // Each item copied, factored and its other half zeroed while in the cache. The
@@ -347,7 +379,7 @@ template <typename T> Array cholesky(const Step& s, const Array& a) {
       zeroItemTriangle(f, m.rows, m.cols, /*upperPart=*/!upper);
       return info;
     });
-  indefinite.throwIfAny(s, "matrix is not positive definite", leadingMinor);
+  failCholesky<T>(s, l, indefinite);
   return l;
 }
 

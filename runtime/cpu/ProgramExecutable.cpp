@@ -17,6 +17,9 @@
 // a result writes it straight into the caller's output array (when that is dense,
 // of the result's type, returned once and overlapping no input), the other results
 // are copied out.
+// A chosen Cholesky that fails on some batch items only does not stop the run
+// (RunFailures, Kernels.h): the run finishes, writes its outputs and then throws the
+// ItemFallbackError naming those items, so that only they are redone.
 // enqueue() hands runs to the executable's own thread (runtime/core/WorkQueue.h)
 // and returns at once; finish() waits for them.
 //
@@ -28,7 +31,6 @@
 #include "runtime/core/WorkQueue.h"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -84,13 +86,15 @@ protected:
 
   std::vector<Array> execute(llvm::ArrayRef<Array> inputs) override {
     Run run;
-    runSteps(run, inputs);
+    RunFailures failures;
+    runSteps(run, inputs, failures);
     std::vector<Array> outs;
     for (Value v : graph_->outputs()) {
       Array a = value(run, v);
       // Parameters and constants are not the run's own: hand out copies.
       outs.push_back(program_.storage(v).kind == Storage::Slot ? a : a.clone());
     }
+    failures.throwIfFailed();
     return outs;
   }
 
@@ -100,18 +104,21 @@ protected:
     for (size_t i = 0; i < outputs.size(); ++i)
       if (directOutput(graph_->outputs()[i], outputs[i], inputs))
         run->direct[i] = outputs[i];
-    runSteps(*run, inputs);
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      Array a = value(*run, graph_->outputs()[i]).contiguous();
-      if (int64_t bytes = a.type().bytes(); bytes && a.rawData() != outputs[i].rawData())
-        std::memcpy(outputs[i].rawData(), a.rawData(), bytes);
-    }
+    RunFailures failures;
+    runSteps(*run, inputs, failures);
+    std::vector<Array> results;
+    for (Value v : graph_->outputs())
+      results.push_back(value(*run, v));
+    copyResults(results, outputs);
     run->inputs.clear();
     run->direct.clear();
     for (Arrays& v : run->values)
       v.clear();
-    std::lock_guard<std::mutex> lock(mutex_);
-    idle_.push_back(std::move(run));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      idle_.push_back(std::move(run));
+    }
+    failures.throwIfFailed(); // after the outputs: the other items' results are right
   }
 
 private:
@@ -152,14 +159,19 @@ private:
     return std::make_unique<Run>();
   }
 
-  /// Runs the steps on `inputs` over `run`'s slots (allocating any it lacks).
-  void runSteps(Run& run, llvm::ArrayRef<Array> inputs) const {
+  /// Runs the steps on `inputs` over `run`'s slots (allocating any it lacks), going
+  /// on after the failures `failures` notes.
+  void runSteps(Run& run, llvm::ArrayRef<Array> inputs, RunFailures& failures) const {
     for (const Array& a : inputs) // kernels read dense arrays
       run.inputs.push_back(a.contiguous());
     run.slots.resize(program_.slots().size());
     run.values.resize(graph_->nodes().size());
     for (size_t i = 0; i < steps_.size(); ++i) {
-      runStep(run, steps_[i]);
+      try {
+        runStep(run, steps_[i], failures);
+      } catch (const Error&) {
+        failures.rethrow();
+      }
       for (Value v : steps_[i].step->inputs)
         if (lastUse_[v.node->id()] == static_cast<int>(i))
           run.values[v.node->id()].clear();
@@ -222,7 +234,7 @@ private:
     return buffer.reinterpret(v.type().dtype, v.type().shape);
   }
 
-  void runStep(Run& run, const PreparedStep& p) const {
+  void runStep(Run& run, const PreparedStep& p, RunFailures& failures) const {
     const passes::Step& s = *p.step;
     if (p.kernel) {
       std::vector<const void*> ins;
@@ -245,7 +257,7 @@ private:
       Arrays operands;
       for (Value v : n.operands())
         operands.push_back(value(run, v));
-      Arrays results = runNode(p.nodes[i], operands);
+      Arrays results = failures.step(p.nodes[i], operands);
       for (unsigned r = 0; r < results.size(); ++r) {
         // Slots are written again later: never keep a view into an operand's memory
         // (a slice starts inside it).

@@ -20,8 +20,9 @@
 // first, so runs still act in the order they were enqueued. Where the program is a
 // single fused kernel, deferred runs share launches on one lane instead (RunBatch.h).
 // A run enqueued with the caller's stream is ordered on it by two events. A failed
-// Cholesky the compiler chose becomes a FallbackError (the run is redone with LU), any
-// other failure an Error naming the op.
+// Cholesky the compiler chose becomes a FallbackError (the run is redone with LU; an
+// ItemFallbackError naming the failed items of a batch of up to 1024, which alone are
+// redone where compile() batched the graph), any other failure an Error naming the op.
 //
 // A lane captures its first run as a CUDA graph (runtime/cuda/CapturedRun.h) and
 // replays it afterwards, its fused kernels and copies pointed at each run's buffers.

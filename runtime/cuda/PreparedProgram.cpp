@@ -6,6 +6,7 @@
 #include "passes/MemoryPlan.h"
 #include "passes/Rewrite.h"
 #include "passes/SplitReductions.h"
+#include "runtime/core/ItemFailures.h"
 #include "runtime/cpu/CpuBackend.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/DataMovement.h"
@@ -27,6 +28,46 @@ using passes::Storage;
 /// cost more than the launches a graph saves, so the run is not captured and the
 /// calls read the caller's arrays.
 constexpr int64_t kMaxStagedBytes = int64_t{16} << 20;
+
+/// A `cholesky {fallback}` of at most this many items copies every item's info
+/// word back, so that a failure names the items (only they are redone with LU:
+/// runtime/core/Compile.h); a larger batch copies a summary, and its failure redoes
+/// the whole run. 256 runs of a ring then hold at most 1 MB of them.
+constexpr int64_t kItemInfoWords = 1024;
+
+/// True for a Cholesky the compiler chose (it falls back to LU when it fails).
+bool isChosenCholesky(const ir::Node& n) {
+  return n.op() == ir::Op::Cholesky && n.attrs().flag("fallback");
+}
+
+/// The ItemFallbackError of chosen Cholesky `n` (`who` names it) whose per-item info
+/// words `hostInfo` report a failure: the failed items named, as on the CPU.
+ItemFallbackError choleskyFailure(const ir::Node& n, const std::string& who, const int* hostInfo) {
+  llvm::ArrayRef<int64_t> shape = n.operand(0).type().shape;
+  int64_t count = LibraryContext::infoCount(n);
+  std::vector<int64_t> items;
+  std::vector<std::pair<int64_t, std::string>> details;
+  for (int64_t b = 0; b < count; ++b) {
+    if (hostInfo[b] < 0 || shape.size() < 3) // an argument error, or no batch
+      return ItemFallbackError(fmt::format("{}: {}", who, *LibraryContext::failure(n, hostInfo)),
+                               n.loc());
+    if (hostInfo[b] > 0) {
+      items.push_back(b);
+      details.emplace_back(b, fmt::format("leading minor {}", hostInfo[b]));
+    }
+  }
+  std::string message = fmt::format(
+      "{}: {}", who, describeItemFailures("matrix is not positive definite", count, details));
+  return ItemFallbackError(message, n.loc(), items, shape.drop_back(2).vec());
+}
+
+/// The node whose info words step `s` writes: a CholeskySolve step's Cholesky (the
+/// step may absorb the steps forming its matrix before it), else its first node.
+const ir::Node& infoNodeOf(const passes::Step& s) {
+  if (s.kind != passes::Step::Kind::CholeskySolve)
+    return *s.nodes.front();
+  return **llvm::find_if(s.nodes, [](const ir::Node* n) { return n->op() == ir::Op::Cholesky; });
+}
 
 /// A copy of `n` alone in a graph whose parameters are its operands.
 std::unique_ptr<ir::Graph> graphOfNode(const ir::Node& n) {
@@ -77,9 +118,7 @@ void PreparedProgram::prepareSteps() {
     const ir::Node& first = *s.nodes.front();
     if (s.kind == passes::Step::Kind::CholeskySolve) {
       p.how = PreparedStep::How::CholeskySolve;
-      const ir::Node& chol =
-          **llvm::find_if(s.nodes, [](const ir::Node* n) { return n->op() == ir::Op::Cholesky; });
-      reserveInfo(p, chol);
+      reserveInfo(p, infoNodeOf(s));
       const ir::TensorType& tb = s.inputs[1].type();
       int64_t batch = ir::numElements(llvm::ArrayRef<int64_t>(tb.shape).drop_back(2));
       p.solve = (small_ ? *small_ : small_.emplace())
@@ -130,7 +169,8 @@ void PreparedProgram::prepareSteps() {
 }
 
 void PreparedProgram::reserveInfo(PreparedStep& p, const ir::Node& call) {
-  if (int64_t count = LibraryContext::infoCount(call); count > 1) {
+  int64_t count = LibraryContext::infoCount(call);
+  if (count > 1 && !(isChosenCholesky(call) && count <= kItemInfoWords)) {
     checkWords_ += checkWords_ % 2; // the summary is 8-byte aligned
     p.checkOffset = checkWords_;
     checkWords_ += LibraryContext::kSummaryWords;
@@ -251,6 +291,12 @@ bool PreparedProgram::oneKernel() const {
 }
 
 std::exception_ptr PreparedProgram::failureOf(const int* words) const {
+  // The chosen Choleskies' failures so far: any other failure after one may come
+  // from the failed items' values, and redoes the whole run.
+  std::optional<ItemFallbackError> chosen;
+  auto after = [&](std::exception_ptr e) {
+    return chosen ? std::make_exception_ptr(chosen->wholeRun()) : std::move(e);
+  };
   for (const PreparedStep& p : steps_) {
     if (p.checkOffset < 0)
       continue;
@@ -258,11 +304,11 @@ std::exception_ptr PreparedProgram::failureOf(const int* words) const {
       try {
         p.kernel->throwIfFailed(words[p.checkOffset]);
       } catch (const Error&) {
-        return std::current_exception();
+        return after(std::current_exception());
       }
       continue;
     }
-    const ir::Node& n = *p.step->nodes.front();
+    const ir::Node& n = infoNodeOf(*p.step);
     std::optional<std::string> failure =
         p.infoOffset >= 0 ? LibraryContext::summaryFailure(n, words + p.checkOffset)
                           : LibraryContext::failure(n, words + p.checkOffset);
@@ -271,12 +317,14 @@ std::exception_ptr PreparedProgram::failureOf(const int* words) const {
     std::string who = ir::opName(n.op()).str();
     if (!n.name().empty())
       who += fmt::format(" (%{})", n.name());
-    std::string message = fmt::format("{}: {}", who, *failure);
-    if (n.op() == ir::Op::Cholesky && n.attrs().flag("fallback"))
-      return std::make_exception_ptr(FallbackError(message, n.loc()));
-    return std::make_exception_ptr(Error(message, n.loc()));
+    if (!isChosenCholesky(n))
+      return after(std::make_exception_ptr(Error(fmt::format("{}: {}", who, *failure), n.loc())));
+    ItemFallbackError e = p.infoOffset >= 0
+                              ? ItemFallbackError(fmt::format("{}: {}", who, *failure), n.loc())
+                              : choleskyFailure(n, who, words + p.checkOffset);
+    chosen = chosen ? ItemFallbackError::merged(*chosen, e) : e;
   }
-  return nullptr;
+  return chosen ? std::make_exception_ptr(*chosen) : nullptr;
 }
 
 } // namespace graphc::cuda

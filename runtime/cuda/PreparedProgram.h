@@ -74,7 +74,8 @@ struct PreparedStep {
   int64_t checkOffset = -1;   ///< its info words or error word in the check words
   /// A batched library or CholeskySolve step: its info words (infoCount of them,
   /// after the check words, never copied back) and, at checkOffset, their summary
-  /// (HelperKernels::summarizeInfo). Else -1: its info words are the check words.
+  /// (HelperKernels::summarizeInfo). Else -1: its info words are the check words
+  /// (so are a chosen Cholesky's, for batches of up to 1024 items).
   int64_t infoOffset = -1, infoCount = 0;
   KernelLaunch solve; ///< a CholeskySolve's launch, without its buffers
 
@@ -146,7 +147,9 @@ public:
                                    void* out, int* info) const;
 
   /// The first failure one run's check words report, or null: the CPU backend's
-  /// Error (a FallbackError for a failed {fallback} Cholesky).
+  /// Error, or a FallbackError for failed {fallback} Choleskies (naming their
+  /// failed items when the info words of each item came back and nothing else
+  /// failed after them).
   std::exception_ptr failureOf(const int* words) const;
 
 private:

@@ -14,6 +14,7 @@
 #include "runtime/core/Compile.h"
 #include "support/Numeric.h"
 #include "support/RandomGraph.h"
+#include "support/SpdBatch.h"
 
 #include <gtest/gtest.h>
 
@@ -333,17 +334,7 @@ TEST(Equivalence, CanonicalizeKeepsRandomGraphs) {
 /// chosen Cholesky fails, the run falls back to LU, and LU reports the singular
 /// matrix instead of returning NaNs.
 TEST(Fallback, FailedCholeskyFallsBackToLuWhichReportsSingular) {
-  std::unique_ptr<ir::Graph> g = ir::parseGraph(R"(
-graph @fallback(%y: f64[4,2], %b: f64[4,1]) {
-  %g = matmul %y, %y {transpose_b}
-  %i = eye : f64[4,4]
-  %c = full {value=1e-300} : f64[4,4]
-  %ci = mul %i, %c
-  %s = add %g, %ci
-  %x = solve %s, %b
-  return %x
-}
-)");
+  std::unique_ptr<ir::Graph> g = testing::tinyShiftGramSolve(4, 2);
   auto exe = compile(*g, getBackend("cpu"));
   std::vector<Array> inputs = {Array::fromVector<double>({1, 0, 0, 1, 1, 0, 0, 1}, {4, 2}),
                                Array::randomNormal(ir::DType::F64, {4, 1}, 4)};

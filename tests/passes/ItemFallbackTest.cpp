@@ -1,0 +1,161 @@
+//===- tests/passes/ItemFallbackTest.cpp - Per-item LU fallback on the CPU ---===//
+//
+// A graph batched by compile() whose chosen Cholesky fails on some items only
+// redoes those items alone with LU (runtime/core/Compile.h): every item's A x = b
+// holds to rounding (checked by loops in f64), the counters and the warning name
+// exactly the failed items, and the other items keep the Cholesky's results bit for
+// bit. Graphs batched by hand, and shared matrices, still redo the whole run.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Parser.h"
+#include "runtime/Backends.h"
+#include "runtime/core/Compile.h"
+#include "support/Numeric.h"
+#include "support/SpdBatch.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+namespace graphc {
+namespace {
+
+using testing::assumedSpdSolve;
+using testing::backwardError;
+using testing::partlyIndefiniteBatch;
+
+constexpr int64_t kBatch = 8, kCols = 2;
+const std::vector<int64_t> kIndefinite = {1, 4, 6};
+
+/// Item k of `a` along its first axis.
+Array itemOf(const Array& a, int64_t k) {
+  return a.view(a.shape().drop_front(), a.strides().drop_front(), k * a.strides().front());
+}
+
+bool isIndefinite(int64_t k) {
+  return std::find(kIndefinite.begin(), kIndefinite.end(), k) != kIndefinite.end();
+}
+
+/// Each item of `x` solves its system to rounding.
+void expectSolved(const std::vector<Array>& in, const Array& x, const std::string& what) {
+  for (int64_t k = 0; k < kBatch; ++k)
+    EXPECT_LE(backwardError(in[0], x, in[1], k), 1e-14) << what << ", item " << k;
+}
+
+TEST(ItemFallback, OnlyTheIndefiniteItemsAreRedoneWithLu) {
+  for (const char* backend : {"cpu", "cpu-unfused"})
+    for (int64_t n : {5, 40}) { // the small loops and LAPACK
+      std::string what = fmt::format("{}, n = {}", backend, n);
+      std::unique_ptr<ir::Graph> g = assumedSpdSolve(n, kCols);
+      auto exe = compile(*g, getBackend(backend), {.batch = kBatch});
+      std::vector<Array> in = partlyIndefiniteBatch(kBatch, n, kCols, kIndefinite, 7);
+      ::testing::internal::CaptureStderr();
+      std::vector<Array> got = exe->run(in);
+      std::string log = ::testing::internal::GetCapturedStderr();
+      expectSolved(in, got[0], what);
+      EXPECT_EQ(exe->fallbacks(), 1) << what;
+      EXPECT_EQ(exe->itemFallbacks(), 3) << what;
+      EXPECT_NE(log.find("falls back to LU for batch items 1, 4, 6 of this run"), std::string::npos)
+          << log;
+      EXPECT_NE(log.find("not positive definite in 3 of 8 batch items: 1 (leading minor 1)"),
+                std::string::npos)
+          << log;
+      // The same SPD items with SPD matrices in place of the others: no fallback,
+      // and the SPD items' results are the ones the failed run kept.
+      std::vector<Array> spd = partlyIndefiniteBatch(kBatch, n, kCols, {}, 7);
+      std::vector<Array> clean = exe->run(spd);
+      EXPECT_EQ(exe->fallbacks(), 1) << what;
+      for (int64_t k = 0; k < kBatch; ++k)
+        if (!isIndefinite(k))
+          EXPECT_EQ(testing::relativeDifference(itemOf(got[0], k), itemOf(clean[0], k)), 0.0)
+              << what << ", item " << k;
+    }
+}
+
+TEST(ItemFallback, RunsIntoOutputsAndDeferredRunsRedoTheirItems) {
+  const int64_t n = 6;
+  std::unique_ptr<ir::Graph> g = assumedSpdSolve(n, kCols);
+  auto exe = compile(*g, getBackend("cpu"), {.batch = kBatch});
+  std::vector<Array> in = partlyIndefiniteBatch(kBatch, n, kCols, kIndefinite, 11);
+  Array out = exe->newOutput(0);
+  ::testing::internal::CaptureStderr();
+  exe->run(in, {out});
+  expectSolved(in, out, "into outputs");
+  EXPECT_EQ(exe->itemFallbacks(), 3);
+  // Three deferred runs, the second and third with failing items (one, then two).
+  std::vector<std::vector<Array>> ins = {partlyIndefiniteBatch(kBatch, n, kCols, {}, 12),
+                                         partlyIndefiniteBatch(kBatch, n, kCols, {7}, 13),
+                                         partlyIndefiniteBatch(kBatch, n, kCols, {0, 3}, 14)};
+  std::vector<Array> outs;
+  for (const std::vector<Array>& i : ins) {
+    outs.push_back(exe->newOutput(0));
+    exe->enqueue(i, {outs.back()});
+  }
+  exe->finish();
+  ::testing::internal::GetCapturedStderr();
+  for (size_t r = 0; r < ins.size(); ++r)
+    expectSolved(ins[r], outs[r], fmt::format("deferred run {}", r));
+  EXPECT_EQ(exe->fallbacks(), 3);
+  EXPECT_EQ(exe->itemFallbacks(), 3 + 1 + 2);
+}
+
+/// S = Y*Y' + 1e-300*I is proven SPD; item 2's Y has exact entries of rank 2, so its
+/// S is exactly singular: its Cholesky fails, and so does its LU, with an error
+/// naming the item. The other items are SPD.
+TEST(ItemFallback, AnItemSingularForLuTooIsAnErrorNamingIt) {
+  std::unique_ptr<ir::Graph> g = testing::tinyShiftGramSolve(4, 4);
+  auto exe = compile(*g, getBackend("cpu"), {.batch = 4});
+  Array y = Array::randomNormal(ir::DType::F64, {4, 4, 4}, 3);
+  const double rank2[] = {1, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0};
+  std::copy(rank2, rank2 + 16, y.data<double>() + 2 * 16);
+  Array b = Array::randomNormal(ir::DType::F64, {4, 4, 1}, 4);
+  ::testing::internal::CaptureStderr();
+  try {
+    exe->run({y, b});
+    ADD_FAILURE() << "a singular system was solved";
+  } catch (const FallbackError& e) {
+    ADD_FAILURE() << "the fallback did not run: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("batch item 2 of 4: "), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("singular"), std::string::npos) << e.message();
+  }
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(exe->fallbacks(), 1);
+  EXPECT_EQ(exe->itemFallbacks(), 1);
+}
+
+/// A graph batched by hand and a matrix shared by every item: the whole run is
+/// redone with LU (its items are not known to be apart, or all depend on the one
+/// failed factorization), and gives LU's answer.
+TEST(ItemFallback, HandBatchedGraphsAndSharedMatricesRedoTheWholeRun) {
+  const int64_t n = 5;
+  std::vector<Array> in = partlyIndefiniteBatch(kBatch, n, kCols, kIndefinite, 21);
+  std::unique_ptr<ir::Graph> byHand = ir::parseGraph(fmt::format(R"(
+graph @byhand(%a: f64[{0},{1},{1}], %b: f64[{0},{1},{2}]) {{
+  %s = assume_spd %a
+  %x = solve %s, %b
+  return %x
+}}
+)",
+                                                                 kBatch, n, kCols));
+  auto exe = compile(*byHand, getBackend("cpu"));
+  ::testing::internal::CaptureStderr();
+  std::vector<Array> got = exe->run(in);
+  expectSolved(in, got[0], "batched by hand");
+  EXPECT_EQ(exe->fallbacks(), 1);
+  EXPECT_EQ(exe->itemFallbacks(), 0);
+
+  std::unique_ptr<ir::Graph> g = assumedSpdSolve(n, kCols);
+  auto shared = compile(*g, getBackend("cpu"), {.batch = kBatch, .batchedParams = {false, true}});
+  Array a = itemOf(in[0], 1).clone(); // indefinite, for every item
+  got = shared->run({a, in[1]});
+  ::testing::internal::GetCapturedStderr();
+  std::vector<Array> broadcast = {Array::empty(ir::DType::F64, {kBatch, n, n}), in[1]};
+  for (int64_t k = 0; k < kBatch; ++k)
+    std::copy(a.data<double>(), a.data<double>() + n * n, broadcast[0].data<double>() + k * n * n);
+  expectSolved(broadcast, got[0], "shared matrix");
+  EXPECT_EQ(shared->fallbacks(), 1);
+  EXPECT_EQ(shared->itemFallbacks(), 0);
+}
+
+} // namespace
+} // namespace graphc

@@ -22,6 +22,7 @@
 #include "runtime/cuda/PreparedProgram.h"
 #include "runtime/cuda/SmallBatched.h"
 #include "support/Numeric.h"
+#include "support/SpdBatch.h"
 
 #include <cstdio>
 #include <cublas_v2.h>
@@ -440,25 +441,8 @@ TEST(SmallBatched, SolveFormsItsMatrixFromTheGramFactor) {
   GRAPHC_REQUIRE_GPU();
   // W5 in f64 and f32, X'X through a transpose, and S also returned (then S is
   // computed and the solve reads it).
-  const char* transposed = R"(
-graph @t(%x: f64[40,24,9], %b: f64[40,9,2]) {
-  %xt = transpose %x {perm=[0,2,1]}
-  %g = matmul %xt, %x
-  %c = full {value=0.25} : f64[40,9,9]
-  %gc = mul %c, %g
-  %eye = eye : f64[40,9,9]
-  %s = add %gc, %eye
-  %z = solve %s, %b
-  return %z
-})";
-  const char* alsoS = R"(
-graph @t(%x: f64[40,9,24], %b: f64[40,9,2]) {
-  %g = matmul %x, %x {transpose_b}
-  %eye = eye : f64[40,9,9]
-  %s = add %g, %eye
-  %z = solve %s, %b
-  return %z, %s
-})";
+  const char* transposed = testing::kTransposedGramSolve;
+  const char* alsoS = testing::kGramSolveMatrixReturned;
   const std::string formed = "CholeskySolve";
   for (auto [text, hows] :
        {std::pair<std::string, std::string>{bench::batchedSpdGraph(300, 32, "f64"), formed},

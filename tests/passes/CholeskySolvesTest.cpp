@@ -13,6 +13,7 @@
 #include "passes/MemoryPlan.h"
 #include "passes/PassManager.h"
 #include "passes/Rewrite.h"
+#include "support/SpdBatch.h"
 
 #include <gtest/gtest.h>
 
@@ -68,24 +69,13 @@ TEST(CholeskySolves, FusesAFactorAndItsTwoSolves) {
 }
 
 TEST(CholeskySolves, FormsTheGramMatrixInTheSolve) {
-  const char* transposed = R"(
-graph @t(%x: f64[40,24,9], %b: f64[40,9,2]) {
-  %xt = transpose %x {perm=[0,2,1]}
-  %g = matmul %xt, %x
-  %c = full {value=0.25} : f64[40,9,9]
-  %gc = mul %c, %g
-  %eye = eye : f64[40,9,9]
-  %s = add %gc, %eye
-  %z = solve %s, %b
-  return %z
-})";
   struct Case {
     std::string text;
     SpdMatrices want;
   };
   for (const Case& c :
        {Case{bench::batchedSpdGraph(300, 32, "f64"), {SpdMatrices::Gram, 32, 64, 1.0 / 64, 0.1}},
-        Case{transposed, {SpdMatrices::GramTransposed, 9, 24, 0.25, 1}}}) {
+        Case{testing::kTransposedGramSolve, {SpdMatrices::GramTransposed, 9, 24, 0.25, 1}}}) {
     auto g = runPipeline(*ir::parseGraph(c.text), defaultPipeline());
     SCOPED_TRACE(c.text);
     Program p = program(*g);
@@ -106,15 +96,7 @@ graph @t(%x: f64[40,24,9], %b: f64[40,9,2]) {
 
 TEST(CholeskySolves, LeavesWhatOthersRead) {
   // S returned too: the solve factors S, the steps forming it stay.
-  const char* alsoS = R"(
-graph @t(%x: f64[40,9,24], %b: f64[40,9,2]) {
-  %g = matmul %x, %x {transpose_b}
-  %eye = eye : f64[40,9,9]
-  %s = add %g, %eye
-  %z = solve %s, %b
-  return %z, %s
-})";
-  auto g = runPipeline(*ir::parseGraph(alsoS), defaultPipeline());
+  auto g = runPipeline(*ir::parseGraph(testing::kGramSolveMatrixReturned), defaultPipeline());
   Program p = program(*g);
   EXPECT_EQ(fuseCholeskySolves(p, always), 1);
   EXPECT_EQ(kinds(p), "Library Kernel CholeskySolve");

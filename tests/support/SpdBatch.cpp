@@ -22,6 +22,27 @@ std::unique_ptr<ir::Graph> assumedSpdSolve(int64_t n, int64_t cols) {
                                     n, cols));
 }
 
+const char* const kTransposedGramSolve = R"(
+graph @t(%x: f64[40,24,9], %b: f64[40,9,2]) {
+  %xt = transpose %x {perm=[0,2,1]}
+  %g = matmul %xt, %x
+  %c = full {value=0.25} : f64[40,9,9]
+  %gc = mul %c, %g
+  %eye = eye : f64[40,9,9]
+  %s = add %gc, %eye
+  %z = solve %s, %b
+  return %z
+})";
+
+const char* const kGramSolveMatrixReturned = R"(
+graph @t(%x: f64[40,9,24], %b: f64[40,9,2]) {
+  %g = matmul %x, %x {transpose_b}
+  %eye = eye : f64[40,9,9]
+  %s = add %g, %eye
+  %z = solve %s, %b
+  return %z, %s
+})";
+
 std::unique_ptr<ir::Graph> tinyShiftGramSolve(int64_t n, int64_t k) {
   return ir::parseGraph(fmt::format(R"(graph @fallback(%y: f64[{0},{1}], %b: f64[{0},1]) {{
   %g = matmul %y, %y {{transpose_b}}

@@ -5,7 +5,8 @@
 // items and symmetric indefinite (but nonsingular) for the items a test names, so
 // that the chosen Cholesky fails on those items alone; and each item's backward
 // error |A x - b| computed by plain loops in f64. Also a proven SPD solve that is
-// exactly singular for a rank-deficient input (Cholesky and LU both fail).
+// exactly singular for a rank-deficient input (Cholesky and LU both fail). And the
+// Gram-formed solves of the Cholesky solve fusion (passes/CholeskySolves.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -28,6 +29,13 @@ std::unique_ptr<ir::Graph> assumedSpdSolve(int64_t n, int64_t cols);
 /// Y of exact entries and rank < n the computed matrix is exactly singular (the
 /// 1e-300 rounds away), so that both its Cholesky and its LU fail.
 std::unique_ptr<ir::Graph> tinyShiftGramSolve(int64_t n, int64_t k);
+
+/// `solve(0.25 X'X + I, b)` for 40 X of f64[24,9], X'X through a transpose op: a
+/// GramTransposed solve (passes::SpdMatrices).
+extern const char* const kTransposedGramSolve;
+/// `solve(X X' + I, b)` for 40 X of f64[9,24], returning X X' + I too: the solve
+/// reads the matrix, not the factor.
+extern const char* const kGramSolveMatrixReturned;
 
 /// Inputs of assumedSpdSolve(n, cols) batched `batch` ways: item k's matrix is
 /// X X' + n I (SPD) unless `indefinite` lists k, then R + R' with its first entry

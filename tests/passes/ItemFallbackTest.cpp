@@ -64,10 +64,12 @@ TEST(ItemFallback, OnlyTheIndefiniteItemsAreRedoneWithLu) {
       std::vector<Array> spd = partlyIndefiniteBatch(kBatch, n, kCols, {}, 7);
       std::vector<Array> clean = exe->run(spd);
       EXPECT_EQ(exe->fallbacks(), 1) << what;
-      for (int64_t k = 0; k < kBatch; ++k)
-        if (!isIndefinite(k))
+      for (int64_t k = 0; k < kBatch; ++k) {
+        if (!isIndefinite(k)) {
           EXPECT_EQ(testing::relativeDifference(itemOf(got[0], k), itemOf(clean[0], k)), 0.0)
               << what << ", item " << k;
+        }
+      }
     }
 }
 

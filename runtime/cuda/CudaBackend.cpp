@@ -24,8 +24,9 @@
 // ItemFallbackError naming the failed items of a batch of up to 1024, which alone are
 // redone where compile() batched the graph), any other failure an Error naming the op.
 //
-// A lane captures its first run as a CUDA graph (runtime/cuda/CapturedRun.h) and
-// replays it afterwards, its fused kernels and copies pointed at each run's buffers.
+// A run's steps go on the lane's stream through runtime/cuda/StepEnqueue.h. A lane
+// captures its first run as a CUDA graph (runtime/cuda/CapturedRun.h) and replays it
+// afterwards, its fused kernels and copies pointed at each run's buffers.
 // Programs with host steps run without a graph. GRAPHC_CUDA_GRAPHS=0 turns graphs
 // off.
 //
@@ -38,11 +39,11 @@
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/DataMovement.h"
 #include "runtime/cuda/Device.h"
-#include "runtime/cuda/HelperKernels.h"
 #include "runtime/cuda/Lane.h"
 #include "runtime/cuda/PrebuiltModules.h"
 #include "runtime/cuda/PreparedProgram.h"
 #include "runtime/cuda/RunBatch.h"
+#include "runtime/cuda/StepEnqueue.h"
 #include "runtime/cuda/StepProfile.h"
 
 #include <fmt/format.h>
@@ -51,14 +52,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <map>
 #include <mutex>
 #include <optional>
 
 namespace graphc::cuda {
 namespace {
-
-using ir::Value;
 
 /// A device array of type `t` owning `buffer`'s memory. The memory goes back to the
 /// pool on the legacy stream when the array dies: runs synchronize before they
@@ -89,18 +87,9 @@ bool graphsEnabled() {
 class CudaExecutable final : public Executable {
 public:
   explicit CudaExecutable(const ir::Graph& g)
-      : Executable(Signature::of(g)), prepared_(g), pool_(DevicePool::forDevice(0)) {
-    if (StepProfile::enabled()) {
-      std::vector<std::string> names;
-      for (const PreparedStep& p : prepared_.steps())
-        names.push_back(p.step->name());
-      profile_ = std::make_unique<StepProfile>(g.name(), std::move(names));
-    }
-    for (const PreparedStep& p : prepared_.steps())
-      if (p.infoOffset >= 0) {
-        ScopedDevice on(0);
-        helpers_ = &HelperKernels::forCurrentDevice();
-      }
+      : Executable(Signature::of(g)), prepared_(g), pool_(DevicePool::forDevice(0)),
+        profile_(newProfile(g, prepared_)),
+        steps_(prepared_, signature().paramTypes, profile_.get()) {
     idle_.push_back(newLane());
     prepared_.uploadConstants(pool_, idle_.back()->stream);
   }
@@ -176,7 +165,7 @@ protected:
     llvm::SmallVector<ByteRange, 8> reads = byteRanges(inputs), writes = byteRanges(outputs);
     if (lane.batch) {
       const PreparedStep& step = prepared_.steps().front();
-      KernelCall c = kernelCall(lane, {b.params, b.outputs}, step);
+      KernelCall c = steps_.kernelCall(lane, {b.params, b.outputs}, step);
       lane.batch->add(step.kernel->arguments(c.ins, c.outs, c.errorWord), reads, writes,
                       lane.stream);
       if (stream) // the caller's next work waits for this run: launch it now
@@ -208,16 +197,22 @@ protected:
   }
 
 private:
-  /// The caller's buffers of one run.
-  struct Buffers {
-    llvm::ArrayRef<const void*> params;
-    llvm::ArrayRef<void*> outputs;
-  };
-  /// Storage for Buffers made from Arrays.
+  /// Storage for RunBuffers made from Arrays.
   struct Binding {
     llvm::SmallVector<const void*, 8> params;
     llvm::SmallVector<void*, 4> outputs;
   };
+
+  /// The step profile of `prepared`, the program of `g`, with GRAPHC_PROFILE=steps.
+  static std::unique_ptr<StepProfile> newProfile(const ir::Graph& g,
+                                                 const PreparedProgram& prepared) {
+    if (!StepProfile::enabled())
+      return nullptr;
+    std::vector<std::string> names;
+    for (const PreparedStep& p : prepared.steps())
+      names.push_back(p.step->name());
+    return std::make_unique<StepProfile>(g.name(), std::move(names));
+  }
 
   std::unique_ptr<Lane> newLane() const {
     return std::make_unique<Lane>(prepared_, pool_, signature().paramTypes);
@@ -286,209 +281,23 @@ private:
     return b;
   }
 
-  //===--- Running --------------------------------------------------------===//
-
-  void* resolve(const Lane& lane, const Buffers& b, Source s) const {
-    switch (s.kind) {
-    case Source::Param:
-      return const_cast<void*>(b.params[s.index]);
-    case Source::Staged:
-      return lane.staging[s.index].data();
-    case Source::Constant:
-      return prepared_.constant(s.index);
-    case Source::Slot:
-      return lane.slots[s.index].data();
-    case Source::Output:
-      return b.outputs[s.index];
-    }
-    return nullptr;
-  }
-
-  /// The buffers of `sources` in a run.
-  llvm::SmallVector<const void*, 4> resolveAll(const Lane& lane, const Buffers& b,
-                                               llvm::ArrayRef<Source> sources) const {
-    llvm::SmallVector<const void*, 4> buffers;
-    for (Source s : sources)
-      buffers.push_back(resolve(lane, b, s));
-    return buffers;
-  }
-
-  /// The buffers of kernel step `p` in a run.
-  struct KernelCall {
-    llvm::SmallVector<const void*, 8> ins;
-    llvm::SmallVector<void*, 4> outs;
-    int* errorWord;
-  };
-  KernelCall kernelCall(const Lane& lane, const Buffers& b, const PreparedStep& p) const {
-    KernelCall c{{}, {}, p.checkOffset >= 0 ? lane.checks.as<int>() + p.checkOffset : nullptr};
-    for (Source s : p.ins)
-      c.ins.push_back(resolve(lane, b, s));
-    for (Source s : p.outs)
-      c.outs.push_back(resolve(lane, b, s));
-    return c;
-  }
-
-  /// The launch of CholeskySolve step `p` in a run.
-  KernelLaunch choleskySolveLaunch(const Lane& lane, const Buffers& b,
-                                   const PreparedStep& p) const {
-    return prepared_.choleskySolveLaunch(
-        p, {resolve(lane, b, p.ins[0]), resolve(lane, b, p.ins[1])}, resolve(lane, b, p.outs[0]),
-        lane.checks.as<int>() + prepared_.infoWord(p));
-  }
-
-  /// The copies of a run, in order: staged inputs, outputs, check words. Calls
-  /// f(id, dst, src, bytes, kind) for each that moves bytes.
-  template <typename F>
-  void forEachCopy(const Lane& lane, const Buffers& b, size_t ringSlot, F&& f) const {
-    size_t id = 0;
-    const std::vector<int>& staged = prepared_.staged();
-    for (size_t i = 0; i < staged.size(); ++i, ++id)
-      f(id, lane.staging[i].data(), b.params[staged[i]], signature().paramTypes[staged[i]].bytes(),
-        cudaMemcpyDeviceToDevice);
-    for (const OutputCopy& c : prepared_.copies()) {
-      f(id++, b.outputs[c.output], resolve(lane, b, c.from), c.bytes, cudaMemcpyDeviceToDevice);
-    }
-    if (int64_t words = prepared_.checkWords())
-      f(id, lane.ring.data() + ringSlot * words, lane.checks.data(), words * int64_t{sizeof(int)},
-        cudaMemcpyDeviceToHost);
-  }
-
-  /// Enqueues a run step by step on the lane's stream; with `record`, names the
-  /// nodes a capture needs to rebind.
-  void enqueueSteps(Lane& lane, const Buffers& b, size_t ringSlot, CapturedRun* record) {
-    if (int64_t words = prepared_.deviceWords())
-      GRAPHC_CUDA_CHECK(cudaMemsetAsync(lane.checks.data(), 0, words * sizeof(int), lane.stream));
-    bool inputsCopied = false; // staged inputs before the steps, the rest after
-    auto copy = [&](size_t id, void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind) {
-      if (bytes == 0 || (id < prepared_.staged().size()) == inputsCopied)
-        return;
-      copyAsync(dst, src, bytes, kind, lane.stream);
-      if (record)
-        record->recordCopy(id, dst, src, bytes, kind, lane.stream);
-    };
-    forEachCopy(lane, b, ringSlot, copy);
-    inputsCopied = true;
-    size_t kernelId = 0, stepId = 0;
-    for (const PreparedStep& p : prepared_.steps()) {
-      if (profile_)
-        profile_->mark(stepId++, lane.stream);
-      switch (p.how) {
-      case PreparedStep::How::Kernel: {
-        KernelCall c = kernelCall(lane, b, p);
-        KernelLaunch l = p.kernel->launchOf(c.ins, c.outs, c.errorWord);
-        l.enqueue(lane.stream);
-        if (record)
-          record->recordKernel(kernelId, l, lane.stream);
-        ++kernelId;
-        break;
-      }
-      case PreparedStep::How::Library:
-        runLibrary(lane, b, p);
-        summarizeInfo(lane, p);
-        break;
-      case PreparedStep::How::Move:
-        enqueueMove(*p.step->nodes.front(), resolveAll(lane, b, p.ins), resolve(lane, b, p.outs[0]),
-                    lane.stream);
-        break;
-      case PreparedStep::How::Host:
-        runOnHost(lane, b, p);
-        break;
-      case PreparedStep::How::CholeskySolve: {
-        KernelLaunch l = choleskySolveLaunch(lane, b, p);
-        l.enqueue(lane.stream);
-        if (record)
-          record->recordKernel(kernelId, l, lane.stream);
-        ++kernelId;
-        summarizeInfo(lane, p);
-        break;
-      }
-      }
-    }
-    if (profile_)
-      profile_->mark(stepId, lane.stream);
-    forEachCopy(lane, b, ringSlot, copy);
-  }
-
-  /// Points a captured run's kernels and copies at this run's buffers.
-  void rebind(Lane& lane, const Buffers& b, size_t ringSlot) {
-    size_t kernelId = 0;
-    for (const PreparedStep& p : prepared_.steps())
-      if (p.how == PreparedStep::How::Kernel) {
-        KernelCall c = kernelCall(lane, b, p);
-        lane.graph->bindKernel(kernelId++, p.kernel->arguments(c.ins, c.outs, c.errorWord));
-      } else if (p.how == PreparedStep::How::CholeskySolve) {
-        lane.graph->bindKernel(kernelId++, choleskySolveLaunch(lane, b, p).args);
-      }
-    forEachCopy(lane, b, ringSlot,
-                [&](size_t id, void* dst, const void* src, int64_t bytes, cudaMemcpyKind) {
-                  if (bytes > 0)
-                    lane.graph->bindCopy(id, dst, src);
-                });
-  }
-
-  void runLibrary(Lane& lane, const Buffers& b, const PreparedStep& p) {
-    llvm::SmallVector<const void*, 4> ins = resolveAll(lane, b, p.ins);
-    llvm::SmallVector<void*, 4> outs;
-    for (Source s : p.outs)
-      outs.push_back(resolve(lane, b, s));
-    lane.library->run(*p.step->nodes.front(), ins, outs,
-                      lane.checks.as<int>() + prepared_.infoWord(p));
-  }
-
-  /// Summarizes a batched step's info words into its check words (on the device).
-  void summarizeInfo(Lane& lane, const PreparedStep& p) const {
-    if (p.infoOffset >= 0)
-      helpers_->summarizeInfo(p.infoCount, lane.checks.as<int>() + prepared_.infoWord(p),
-                              lane.checks.as<int>() + p.checkOffset, lane.stream);
-  }
-
-  /// Runs a step's nodes on the host: downloads their operands, uploads results.
-  void runOnHost(Lane& lane, const Buffers& b, const PreparedStep& p) {
-    const passes::Step& s = *p.step;
-    std::map<std::pair<const ir::Node*, unsigned>, Array> local;
-    for (size_t i = 0; i < s.inputs.size(); ++i) {
-      Value v = s.inputs[i];
-      Array a = Array::empty(v.type().dtype, v.type().shape);
-      copyAsync(a.rawData(), resolve(lane, b, p.ins[i]), v.type().bytes(), cudaMemcpyDeviceToHost,
-                lane.stream);
-      local[{v.node, v.index}] = a;
-    }
-    GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream));
-    for (size_t i = 0; i < s.nodes.size(); ++i) {
-      const ir::Node& n = *s.nodes[i];
-      std::vector<Array> operands;
-      for (Value v : n.operands())
-        operands.push_back(local.at({v.node, v.index}));
-      std::vector<Array> results = p.host[i].exe->run(operands);
-      for (unsigned r = 0; r < results.size(); ++r)
-        local[{&n, r}] = results[r];
-    }
-    for (size_t i = 0; i < s.outputs.size(); ++i) {
-      Value v = s.outputs[i];
-      Array a = local.at({v.node, v.index}).contiguous();
-      copyAsync(resolve(lane, b, p.outs[i]), a.rawData(), v.type().bytes(), cudaMemcpyHostToDevice,
-                lane.stream);
-      GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream)); // `a` dies here
-    }
-  }
-
   /// Enqueues run number `run` on `lane`: a replay of its captured graph where it
   /// has one (capturing it on the first run), step by step otherwise.
-  void enqueueOn(Lane& lane, const Buffers& b, size_t run) {
+  void enqueueOn(Lane& lane, const RunBuffers& b, size_t run) {
     if (prepared_.checkWords() && lane.queued == kRingRuns)
       drain(lane);
     size_t slot = lane.queued;
     if (!profile_ && prepared_.capturable() && !lane.noGraph && !lane.graph && graphsEnabled())
       capture(lane, b, slot);
     if (lane.graph) {
-      rebind(lane, b, slot);
+      steps_.rebind(lane, b, slot);
       lane.graph->launch(lane.stream);
     } else if (profile_) {
       std::lock_guard<std::mutex> guard(profileMutex_); // one profiled run at a time
-      enqueueSteps(lane, b, slot, nullptr);
+      steps_.enqueue(lane, b, slot, nullptr);
       profile_->finishRun(lane.stream);
     } else {
-      enqueueSteps(lane, b, slot, nullptr);
+      steps_.enqueue(lane, b, slot, nullptr);
     }
     ++lane.queued;
     lane.runs.push_back(run);
@@ -549,11 +358,11 @@ private:
   /// running step by step, except one that ran out of device memory (e.g. while
   /// instantiating): the lane's next run tries again. The run itself is then
   /// enqueued step by step (enqueueOn).
-  void capture(Lane& lane, const Buffers& b, size_t slot) {
+  void capture(Lane& lane, const RunBuffers& b, size_t slot) {
     auto graph = std::make_unique<CapturedRun>();
     try {
       graph->begin(lane.stream);
-      enqueueSteps(lane, b, slot, graph.get());
+      steps_.enqueue(lane, b, slot, graph.get());
       graph->end(lane.stream);
       lane.graph = std::move(graph);
       ++captures.captured;
@@ -571,7 +380,7 @@ private:
   }
 
   /// Runs one call on `lane` and waits for it; throws its failure.
-  void runNow(Lane& lane, const Buffers& b) {
+  void runNow(Lane& lane, const RunBuffers& b) {
     enqueueOn(lane, b, 0);
     if (std::optional<RunFailure> f = finishLane(lane))
       std::rethrow_exception(f->error);
@@ -596,8 +405,8 @@ private:
 
   PreparedProgram prepared_;
   DevicePool& pool_;
-  const HelperKernels* helpers_ = nullptr; ///< when a step's info words are summarized
-  std::unique_ptr<StepProfile> profile_;   ///< with GRAPHC_PROFILE=steps
+  std::unique_ptr<StepProfile> profile_; ///< with GRAPHC_PROFILE=steps
+  StepEnqueuer steps_;
   std::mutex profileMutex_;
 
   std::mutex mutex_; ///< guards idle_

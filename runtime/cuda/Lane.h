@@ -1,9 +1,10 @@
 //===- runtime/cuda/Lane.h - A stream and what a run on it needs -*- C++ -*-===//
 //
 // Internal to the cuda backend (runtime/cuda/CudaBackend.cpp, whose file comment
-// says how lanes are used): a Lane is a stream with its own library handles and
-// workspace, the program's slots and staging buffers, its check words and the
-// pinned ring they are copied into, its captured run and its deferred runs' state.
+// says how lanes are used; runtime/cuda/StepEnqueue.h puts a run's work on one): a
+// Lane is a stream with its own library handles and workspace, the program's slots
+// and staging buffers, its check words and the pinned ring they are copied into,
+// its captured run and its deferred runs' state.
 // With it, the small owners of CUDA streams, events and pinned memory.
 //
 //===----------------------------------------------------------------------===//

@@ -50,24 +50,34 @@ int64_t chooseSolveColumnChunks(const RoutePolicy& p, int64_t batch, int64_t col
   return std::max<int64_t>(1, std::min(wanted, most));
 }
 
-int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, size_t elementSize) {
-  int64_t width = 32 / static_cast<int64_t>(elementSize), k = std::min(m, n);
-  auto slots = [&](int64_t cols) { return (cols + width * ctas - 1) / (width * ctas) * width; };
-  return ((slots(n) + slots(k)) * (m + 1) + slots(n) + k + 2 * m) *
-         static_cast<int64_t>(elementSize);
+int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel,
+                             size_t elementSize) {
+  int64_t k = std::min(m, n), ld = m + 1;
+  auto slots = [&](int64_t cols) { return (cols + panel * ctas - 1) / (panel * ctas) * panel; };
+  int64_t work = std::max(2 * panel * m, slots(k) * ld + panel * m);
+  return (slots(n) * ld + slots(n) + 2 * panel + work) * static_cast<int64_t>(elementSize);
 }
 
-int chooseQrClusterSize(const RoutePolicy& p, int64_t m, int64_t n, size_t elementSize,
-                        size_t maxSharedBytes) {
+QrCluster chooseQrCluster(const RoutePolicy& p, int64_t m, int64_t n, size_t elementSize,
+                          size_t maxSharedBytes, int64_t widest) {
   if (m <= 0 || n <= 0 || m > p.qrClusterMaxRows || (elementSize != 4 && elementSize != 8))
-    return 0;
+    return {};
+  const int64_t narrowest = 32 / static_cast<int64_t>(elementSize); // a row's 32-byte sector
+  if (widest <= 0)
+    widest = p.qrClusterPanelColumns;
   int64_t ctas = 1;
   while (ctas < p.qrClusterMaxCtas && ctas * p.qrClusterColumnsPerCta < n)
     ctas *= 2;
-  for (; ctas <= p.qrClusterMaxCtas; ctas *= 2)
-    if (qrClusterSharedBytes(m, n, ctas, elementSize) <= static_cast<int64_t>(maxSharedBytes))
-      return static_cast<int>(ctas);
-  return 0;
+  for (; ctas <= p.qrClusterMaxCtas; ctas *= 2) {
+    int64_t perCta = (n + ctas - 1) / ctas, panel = narrowest;
+    while (panel < perCta && panel < widest)
+      panel *= 2;
+    for (; panel >= narrowest; panel /= 2)
+      if (qrClusterSharedBytes(m, n, ctas, panel, elementSize) <=
+          static_cast<int64_t>(maxSharedBytes))
+        return {static_cast<int>(ctas), static_cast<int>(panel)};
+  }
+  return {};
 }
 
 bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n, bool sharing) {

@@ -82,15 +82,21 @@ struct RoutePolicy {
   /// ... at most this many (the portable cluster size), more where the columns
   /// would not fit in fewer blocks' shared memory.
   int64_t qrClusterMaxCtas = 8;
+  /// A block factors a panel of up to this many columns with block barriers
+  /// only; the cluster meets once a panel. f64 on an H200 (2026-12-02, ms, panels
+  /// of at most 4 / 8 / 16 / 32 columns): 256 x 256 0.85 / 0.85 / 0.81 / 1.08,
+  /// 100 x 128 x 128 0.73 / 0.69 / 0.64 / 0.81, 1000 x 32 x 32 0.20 / 0.19 /
+  /// 0.16 / 0.17, 256 x 32 0.117 / 0.109 / 0.094 / 0.103.
+  int64_t qrClusterPanelColumns = 16;
   /// One matrix takes the kernel up to this many rows. f64 on an H200
-  /// (2026-12-01, ms, kernel against cuSOLVER): 128 x 128 0.34 / 0.59, 128 x 256
-  /// 0.30 / 0.64; 160 x 160 0.53 / 0.51, 256 x 128 0.47 / 0.39, 256 x 256 0.94 /
-  /// 0.77, 512 x 64 0.28 / 0.26.
+  /// (2026-12-02, ms, kernel against cuSOLVER): 128 x 128 0.28 / 0.91, 128 x 256
+  /// 0.37 / 0.99 (panels of 32); 256 x 128 0.38 / 0.39, 256 x 256 0.81 / 0.77,
+  /// 512 x 128 0.64 / 0.49, 300 x 300 1.56 / 1.00.
   int64_t qrClusterSingleMaxRows = 128;
-  /// Batches take it from two matrices, or from this many above 256 rows, where
-  /// one item takes about twice cuSOLVER's time (2 x 300 x 300: 2.10 / 1.97; 2 x
-  /// 256 x 256: 0.94 / 1.53; 8 x 256 x 256: 0.95 / 6.07).
-  int64_t qrClusterMinBatchTall = 3;
+  /// Batches take it from two matrices, or from this many above 256 rows (a
+  /// single one of those is faster on cuSOLVER; 2 x 300 x 300: 1.58 / 1.98, 2 x
+  /// 256 x 256: 0.81 / 1.53; 8 x 256 x 256: 0.82 / 6.04).
+  int64_t qrClusterMinBatchTall = 2;
   /// Batches of matrices with no dimension above this stay on geqrfBatched:
   /// 4096 x 16 x 16 0.33 / 0.14, 100000 x 4 x 4 1.82 / 0.24; 1024 x 24 x 24
   /// 0.17 / 0.25, 512 x 32 x 32 0.12 / 0.36, 64 x 128 x 128 0.55 / 9.19.
@@ -160,16 +166,26 @@ ReductionSplit chooseReductionSplit(const RoutePolicy& p, int64_t outputs, int64
 /// kernel of n <= 32, a few lanes per matrix; else a block per matrix.
 int64_t chooseSolveColumnChunks(const RoutePolicy& p, int64_t batch, int64_t cols, bool warpKernel);
 
-/// The shared bytes a block of the cluster QR kernel of m x n matrices with
-/// `ctas` blocks needs: its columns of A and of Q (stride m + 1, in runs of 32
-/// bytes), the taus of its reflectors, all taus and two reflectors.
-int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, size_t elementSize);
+/// The shape of the cluster QR kernel for m x n matrices: blocks per matrix and
+/// columns per panel; 0 blocks where the kernel does not take them.
+struct QrCluster {
+  int ctas = 0;
+  int panel = 0;
+};
 
-/// The blocks per matrix of the cluster QR kernel for m x n matrices of
-/// `elementSize`-byte elements on a device with `maxSharedBytes` per block, or 0
-/// for cuSOLVER.
-int chooseQrClusterSize(const RoutePolicy& p, int64_t m, int64_t n, size_t elementSize,
-                        size_t maxSharedBytes);
+/// The shared bytes a block of the cluster QR kernel of m x n matrices with
+/// `ctas` blocks and panels of `panel` columns needs: its columns of A (stride
+/// m + 1, in panels dealt out in turn), their taus, the taus of two panels, and
+/// the larger of two panel buffers and its columns of Q with one panel buffer.
+int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel, size_t elementSize);
+
+/// The cluster QR kernel's shape for m x n matrices of `elementSize`-byte
+/// elements on a device with `maxSharedBytes` per block: the blocks by columns
+/// (more where the columns would not fit in fewer blocks' shared memory), the
+/// widest panel up to `widest` (0: the policy's) that fits and that the blocks'
+/// columns need.
+QrCluster chooseQrCluster(const RoutePolicy& p, int64_t m, int64_t n, size_t elementSize,
+                          size_t maxSharedBytes, int64_t widest = 0);
 
 /// True when `batch` m x n QRs that the cluster kernel can take (chooseQrClusterSize
 /// is not 0) are faster there than in cuBLAS's and cuSOLVER's routines. With

@@ -16,6 +16,7 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstring>
 #include <fmt/format.h>
@@ -69,39 +70,40 @@ ModuleSource ClusterQr::moduleSource() {
   return source;
 }
 
-int ClusterQr::ctas(int64_t m, int64_t n, size_t elementSize) const {
+passes::QrCluster ClusterQr::shape(int64_t m, int64_t n, size_t elementSize, int widest) const {
   if (maxSharedBytes_ == 0)
-    return 0;
-  return passes::chooseQrClusterSize(passes::RoutePolicy::gpu(), m, n, elementSize,
-                                     maxSharedBytes_);
+    return {};
+  return passes::chooseQrCluster(passes::RoutePolicy::gpu(), m, n, elementSize, maxSharedBytes_,
+                                 widest);
 }
 
 template <typename T>
-void ClusterQr::qr(int64_t batch, int64_t m, int64_t n, const T* a, T* q, T* r,
-                   cudaStream_t stream) const {
-  int blocks = ctas(m, n, sizeof(T));
-  if (blocks == 0 || batch * blocks > INT_MAX)
+void ClusterQr::qr(int64_t batch, int64_t m, int64_t n, const T* a, T* q, T* r, cudaStream_t stream,
+                   int widest) const {
+  passes::QrCluster s = shape(m, n, sizeof(T), widest);
+  if (s.ctas == 0 || batch * s.ctas > INT_MAX)
     throw Error(fmt::format("internal error: cluster QR of {} x {}", m, n));
   if (batch == 0)
     return;
   int rowsPerLane = *std::find_if(std::begin(kRowsPerLane), std::end(kRowsPerLane),
                                   [&](int rows) { return m <= 32 * rows; });
   LaunchConfig config;
-  config.grid = dim3(static_cast<unsigned>(batch * blocks));
+  config.grid = dim3(static_cast<unsigned>(batch * s.ctas));
   config.block = dim3(kThreads);
-  config.cluster = static_cast<unsigned>(blocks);
-  config.sharedBytes = passes::qrClusterSharedBytes(m, n, blocks, sizeof(T));
+  config.cluster = static_cast<unsigned>(s.ctas);
+  config.sharedBytes = passes::qrClusterSharedBytes(m, n, s.ctas, s.panel, sizeof(T));
   config.stream = stream;
   KernelLaunch l{
       kernels_.at(kernelName(std::is_same_v<T, float> ? "float" : "double", rowsPerLane)),
       config,
-      {slot(static_cast<int>(m)), slot(static_cast<int>(n)), slot(a), slot(q), slot(r)}};
+      {slot(static_cast<int>(m)), slot(static_cast<int>(n)),
+       slot(std::countr_zero(unsigned(s.panel))), slot(a), slot(q), slot(r)}};
   l.enqueue(stream);
 }
 
 template void ClusterQr::qr<float>(int64_t, int64_t, int64_t, const float*, float*, float*,
-                                   cudaStream_t) const;
+                                   cudaStream_t, int) const;
 template void ClusterQr::qr<double>(int64_t, int64_t, int64_t, const double*, double*, double*,
-                                    cudaStream_t) const;
+                                    cudaStream_t, int) const;
 
 } // namespace graphc::cuda

@@ -5,20 +5,25 @@
 // where cuSOLVER's geqrf and orgqr are chains of dependent launches that leave the
 // GPU nearly idle (0.66 ms and 0.24 ms at 256 x 256 f64 on an H200, for 45 MFLOP).
 //
-// The matrix's columns are dealt out to the cluster's blocks in runs of 32 bytes
-// (so that the loads and stores of a row fill whole sectors) and stay in shared
-// memory. Step j of the unblocked Householder QR makes reflector j in the block
-// that holds column j; one cluster barrier publishes it, every block copies it
-// once from that block's shared memory (distributed shared memory) into its own,
-// and every warp applies it to its own columns. The warp that holds column j + 1
-// updates it first and makes the next reflector before it arrives at the
-// barrier, so the critical path of a step is one barrier, one copy, one column
-// update and one reflector. Q is then formed column by column from the
-// reflectors (each of Q's columns on the block of A's column), with no cluster
-// barrier. A step costs 1-2 us on an H200 whatever the size: the kernel beats
-// cuSOLVER on batches (whose clusters run side by side) and on single matrices
-// of up to about 128 rows, not on one 256 x 256 (0.94 ms against 0.77); the
-// route is passes::preferClusterQr's.
+// The matrix's columns are dealt out to the cluster's blocks in panels of up to
+// 16 columns (RoutePolicy::qrClusterPanelColumns) (at least 32 bytes wide, so that the loads and
+// stores of a row fill whole sectors) and stay in shared memory. The block that holds a panel
+// factors it alone, with block barriers only (a step makes one reflector in one
+// warp and applies it to the panel's later columns); one cluster barrier per
+// panel publishes it, every block copies it once from that block's shared
+// memory (distributed shared memory) into its own and applies its reflectors to
+// its later columns, each column held in registers through all of them. The
+// block that holds the next panel updates that panel first and factors it before
+// it arrives at the barrier, so the critical path of a panel is one copy, one
+// panel update and one panel factorization. Q is then formed from the panels
+// from the last one down, each of Q's columns on the block of A's column, with
+// no cluster barrier. A column receives the reflectors in the order of the
+// unblocked algorithm, so the results do not depend on the panel width.
+// A step of a panel costs about 2 us on an H200 whatever the cluster (256 x 16
+// f64, R alone: 0.033 ms), and forming Q a quarter of the whole: the kernel
+// beats cuSOLVER on batches (whose clusters run side by side) and on single
+// matrices of up to about 128 rows, not on one 256 x 256 (0.81 ms against
+// 0.77); the route is passes::preferClusterQr's.
 //
 // Results are LAPACK's: the reflectors of dlarfg (R's diagonal -sign(alpha) times
 // the column's norm; a zero column gets H = I), Q as dorgqr forms it, the norms
@@ -32,6 +37,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "passes/RoutePolicy.h"
 #include "runtime/cuda/KernelLibrary.h"
 
 #include <cstdint>
@@ -52,14 +58,20 @@ public:
   ClusterQr();
 
   /// The blocks per matrix the kernel takes for m x n matrices of `elementSize`-byte
-  /// elements (passes::chooseQrClusterSize), or 0 when it does not take them.
-  int ctas(int64_t m, int64_t n, size_t elementSize) const;
+  /// elements, or 0 when it does not take them.
+  int ctas(int64_t m, int64_t n, size_t elementSize) const { return shape(m, n, elementSize).ctas; }
+
+  /// The kernel's shape for m x n matrices (passes::chooseQrCluster), with panels
+  /// of at most `widest` columns (0: the policy's).
+  passes::QrCluster shape(int64_t m, int64_t n, size_t elementSize, int widest = 0) const;
 
   /// Reduced QR of the `batch` row-major m x n matrices `a` into `q` (m x k) and `r`
   /// (k x n); `q` may be null for R alone. Only enqueues on `stream`. Throws
-  /// graphc::Error when ctas(m, n) is 0.
+  /// graphc::Error when ctas(m, n) is 0. `widest` caps the panel width as in
+  /// shape() (the timing tests compare widths).
   template <typename T>
-  void qr(int64_t batch, int64_t m, int64_t n, const T* a, T* q, T* r, cudaStream_t stream) const;
+  void qr(int64_t batch, int64_t m, int64_t n, const T* a, T* q, T* r, cudaStream_t stream,
+          int widest = 0) const;
 
   /// The kernels' CUDA C++ and name expressions.
   static ModuleSource moduleSource();

@@ -7,7 +7,8 @@
 // scaled norms), and NaN propagation. Every shape is checked to take the kernel.
 // The kernel is forced (LibraryContext::QrRoute::Cluster) where the route policy
 // would pick cuSOLVER; LibraryTest and LibraryBatchedTest cover the default route.
-// Disabled: the kernel timed against cuBLAS and cuSOLVER.
+// Every panel width gives the same bits. Disabled: the kernel timed against
+// cuBLAS and cuSOLVER, and by panel width.
 //
 //===----------------------------------------------------------------------===//
 #include "LibraryTestUtil.h"
@@ -15,6 +16,7 @@
 #include "runtime/cuda/HelperKernels.h"
 
 #include <cstdio>
+#include <cstring>
 #include <set>
 
 namespace graphc::testing {
@@ -106,6 +108,100 @@ TEST(ClusterQr, RunsInsideStreamCapture) {
   GRAPHC_REQUIRE_GPU();
   Route cluster(LibraryContext::QrRoute::Cluster);
   expectSameAsCpu(Op::Qr, {randn(DType::F64, {2, 256, 256}, 73)}, {}, "captured", true);
+}
+
+/// The kernel's Q and R of `a` (batch x m x n, on the host) with panels of at most
+/// `widest` columns, and its milliseconds per run over `reps` runs after the first.
+template <typename T>
+std::pair<std::vector<T>, double> kernelQr(const Array& a, int widest, int reps = 0,
+                                           bool withQ = true) {
+  const ir::Shape& shape = a.type().shape;
+  int64_t m = shape[shape.size() - 2], n = shape.back(), k = std::min(m, n);
+  int64_t batch = a.type().numel() / (m * n);
+  Gpu& gpu = Gpu::get();
+  cuda::DevicePool& pool = cuda::DevicePool::forDevice(0);
+  const cuda::ClusterQr& qr = cuda::HelperKernels::forCurrentDevice().qr();
+  DeviceBuffer in(pool, a.type().bytes(), gpu.stream);
+  DeviceBuffer out(pool, batch * (m * k + k * n) * sizeof(T), gpu.stream);
+  GRAPHC_CUDA_CHECK(cudaMemcpyAsync(in.data(), a.rawData(), a.type().bytes(),
+                                    cudaMemcpyHostToDevice, gpu.stream));
+  auto run = [&] {
+    qr.qr(batch, m, n, in.as<T>(), withQ ? out.as<T>() : nullptr, out.as<T>() + batch * m * k,
+          gpu.stream, widest);
+  };
+  run();
+  cudaEvent_t start, stop;
+  GRAPHC_CUDA_CHECK(cudaEventCreate(&start));
+  GRAPHC_CUDA_CHECK(cudaEventCreate(&stop));
+  GRAPHC_CUDA_CHECK(cudaEventRecord(start, gpu.stream));
+  for (int i = 0; i < reps; ++i)
+    run();
+  GRAPHC_CUDA_CHECK(cudaEventRecord(stop, gpu.stream));
+  std::vector<T> host(batch * (m * k + k * n));
+  GRAPHC_CUDA_CHECK(cudaMemcpyAsync(host.data(), out.data(), host.size() * sizeof(T),
+                                    cudaMemcpyDeviceToHost, gpu.stream));
+  GRAPHC_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  GRAPHC_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return {host, reps ? ms / reps : 0.0};
+}
+
+// Each column receives the reflectors in the unblocked algorithm's order
+// whatever the panels, so every width gives the same bits.
+TEST(ClusterQr, PanelWidthChangesNoBit) {
+  GRAPHC_REQUIRE_GPU();
+  for (DType dt : kFloats)
+    for (auto [m, n] : {std::pair<int64_t, int64_t>{256, 256}, {100, 107}, {300, 70}, {64, 512}}) {
+      Array a = randn(dt, {2, m, n}, 80 + m);
+      auto qr = [&](int widest) {
+        if (dt == DType::F32) {
+          auto [v, ms] = kernelQr<float>(a, widest);
+          return std::vector<double>(v.begin(), v.end());
+        }
+        return kernelQr<double>(a, widest).first;
+      };
+      std::vector<double> widest = qr(32);
+      for (int panel : {4, 8, 16})
+        if (panel * ir::dtypeSize(dt) >= 32) {
+          std::vector<double> got = qr(panel);
+          ASSERT_EQ(got.size(), widest.size());
+          size_t differ = 0;
+          for (size_t i = 0; i < got.size(); ++i)
+            differ += std::memcmp(&got[i], &widest[i], sizeof(double)) != 0;
+          EXPECT_EQ(differ, 0u) << m << " x " << n << " " << ir::dtypeName(dt).str()
+                                << ", panels of " << panel << " against 32";
+        }
+    }
+}
+
+/// Run with --gtest_also_run_disabled_tests.
+TEST(ClusterQr, DISABLED_TimingsOfPanelWidths) {
+  GRAPHC_REQUIRE_GPU();
+  std::printf("f64 cluster qr (Q and R), ms per run by the widest panel:\n");
+  for (auto [batch, m, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 256, 256},
+                             {1, 256, 16},
+                             {1, 256, 32},
+                             {1, 256, 64},
+                             {1, 256, 128},
+                             {1, 128, 128},
+                             {1, 512, 128},
+                             {1, 300, 300},
+                             {8, 256, 256},
+                             {100, 128, 128},
+                             {1000, 32, 32}}) {
+    Array a = randn(DType::F64, batch == 1 ? Ints{m, n} : Ints{batch, m, n}, 81);
+    std::printf("  %5ld x %3ld x %3ld", long(batch), long(m), long(n));
+    for (int widest : {4, 8, 16, 32}) {
+      passes::QrCluster s =
+          cuda::HelperKernels::forCurrentDevice().qr().shape(m, n, sizeof(double), widest);
+      std::printf("  %d/%2d %7.4f (R %7.4f)", s.ctas, s.panel,
+                  kernelQr<double>(a, widest, 20).second,
+                  kernelQr<double>(a, widest, 20, false).second);
+    }
+    std::printf("\n");
+  }
 }
 
 /// Milliseconds per QR of `batch` f64 m x n matrices on `route`.

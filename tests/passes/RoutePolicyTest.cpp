@@ -14,60 +14,82 @@ namespace {
 
 constexpr size_t kH200Shared = 232448; // opt-in shared bytes per block
 
-/// The bytes a block needs, counted column by column: runs of 32 bytes of columns
-/// dealt out to the blocks in turn, the busiest block's count rounded up to a run.
-int64_t countedBytes(int64_t m, int64_t n, int64_t ctas, int64_t size) {
-  int64_t width = 32 / size, k = std::min(m, n);
+/// The bytes a block needs, counted column by column: panels of `panel` columns
+/// dealt out to the blocks in turn, the busiest block's count rounded up to a
+/// panel; its columns of A and their taus, two panels' taus, and the larger of
+/// two panels and its columns of Q with one panel.
+int64_t countedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel, int64_t size) {
+  int64_t k = std::min(m, n);
   auto slots = [&](int64_t cols) {
     int64_t most = 0;
     for (int64_t b = 0; b < ctas; ++b) {
       int64_t held = 0;
       for (int64_t c = 0; c < cols; ++c)
-        held += c / width % ctas == b;
+        held += c / panel % ctas == b;
       most = std::max(most, held);
     }
-    return (most + width - 1) / width * width;
+    return (most + panel - 1) / panel * panel;
   };
-  return ((slots(n) + slots(k)) * (m + 1) + slots(n) + k + 2 * m) * size;
+  int64_t a = slots(n) * (m + 1), q = slots(k) * (m + 1), buffer = panel * m;
+  return (a + slots(n) + 2 * panel + std::max(2 * buffer, q + buffer)) * size;
 }
 
 TEST(RoutePolicy, QrClusterSharedBytesCountsTheColumns) {
   for (int64_t size : {4, 8})
     for (int64_t ctas : {1, 2, 4, 8})
-      for (auto [m, n] : {std::pair<int64_t, int64_t>{1, 1},
-                          {5, 3},
-                          {3, 5},
-                          {33, 17},
-                          {256, 256},
-                          {257, 100},
-                          {64, 512}})
-        EXPECT_EQ(qrClusterSharedBytes(m, n, ctas, size), countedBytes(m, n, ctas, size))
-            << m << " x " << n << ", " << ctas << " blocks, " << size << "-byte elements";
+      for (int64_t panel : {4, 8, 16, 32})
+        for (auto [m, n] : {std::pair<int64_t, int64_t>{1, 1},
+                            {5, 3},
+                            {3, 5},
+                            {33, 17},
+                            {256, 256},
+                            {257, 100},
+                            {64, 512}})
+          EXPECT_EQ(qrClusterSharedBytes(m, n, ctas, panel, size),
+                    countedBytes(m, n, ctas, panel, size))
+              << m << " x " << n << ", " << ctas << " blocks, panels of " << panel << ", " << size
+              << "-byte elements";
 }
 
-TEST(RoutePolicy, QrClusterSizeByColumnsThenSharedMemory) {
-  const RoutePolicy& p = RoutePolicy::gpu();
-  EXPECT_EQ(chooseQrClusterSize(p, 32, 32, 8, kH200Shared), 1);
-  EXPECT_EQ(chooseQrClusterSize(p, 64, 64, 8, kH200Shared), 2);
-  EXPECT_EQ(chooseQrClusterSize(p, 128, 128, 8, kH200Shared), 4);
-  EXPECT_EQ(chooseQrClusterSize(p, 256, 256, 8, kH200Shared), 8);
-  EXPECT_EQ(chooseQrClusterSize(p, 64, 2048, 8, kH200Shared), 8);
-  EXPECT_EQ(chooseQrClusterSize(p, 64, 4096, 8, kH200Shared), 0);
-  // 512 x 128: four blocks' shared memory holds it in f32, not in f64.
-  EXPECT_EQ(chooseQrClusterSize(p, 512, 128, 4, kH200Shared), 4);
-  EXPECT_EQ(chooseQrClusterSize(p, 512, 128, 8, kH200Shared), 8);
+/// chooseQrCluster's choice as {blocks, panel width}.
+std::pair<int, int> chosen(int64_t m, int64_t n, size_t size, int64_t widest = 0) {
+  QrCluster c = chooseQrCluster(RoutePolicy::gpu(), m, n, size, kH200Shared, widest);
+  return {c.ctas, c.panel};
+}
+
+TEST(RoutePolicy, QrClusterByColumnsThenSharedMemory) {
+  using P = std::pair<int, int>;
+  EXPECT_EQ(chosen(32, 32, 8), P(1, 16));
+  EXPECT_EQ(chosen(64, 64, 8), P(2, 16));
+  EXPECT_EQ(chosen(128, 128, 8), P(4, 16));
+  EXPECT_EQ(chosen(256, 256, 8), P(8, 16));
+  EXPECT_EQ(chosen(64, 2048, 8), P(8, 16));
+  EXPECT_EQ(chosen(64, 4096, 8), P(0, 0));
+  // Panels no wider than a block's columns need, and at least 32 bytes.
+  EXPECT_EQ(chosen(5, 3, 8), P(1, 4));
+  EXPECT_EQ(chosen(5, 3, 4), P(1, 8));
+  EXPECT_EQ(chosen(100, 20, 8), P(1, 16));
+  EXPECT_EQ(chosen(100, 20, 8, 32), P(1, 32));
+  EXPECT_EQ(chosen(256, 256, 8, 8), P(8, 8));
+  EXPECT_EQ(chosen(256, 256, 8, 32), P(8, 32));
+  // 512 x 128: four blocks' shared memory holds it in f32, not in f64; in panels
+  // of 32, four blocks hold the f32 one, eight the f64 one with panels of 16.
+  EXPECT_EQ(chosen(512, 128, 4), P(4, 16));
+  EXPECT_EQ(chosen(512, 128, 8), P(8, 16));
+  EXPECT_EQ(chosen(512, 128, 4, 32), P(4, 32));
+  EXPECT_EQ(chosen(512, 128, 8, 32), P(8, 16));
   // Too large for eight blocks, too many rows, nothing to factor, not a float.
-  EXPECT_EQ(chooseQrClusterSize(p, 512, 256, 8, kH200Shared), 0);
-  EXPECT_EQ(chooseQrClusterSize(p, 513, 8, 8, kH200Shared), 0);
-  EXPECT_EQ(chooseQrClusterSize(p, 0, 8, 8, kH200Shared), 0);
-  EXPECT_EQ(chooseQrClusterSize(p, 8, 8, 2, kH200Shared), 0);
+  EXPECT_EQ(chosen(512, 256, 8), P(0, 0));
+  EXPECT_EQ(chosen(513, 8, 8), P(0, 0));
+  EXPECT_EQ(chosen(0, 8, 8), P(0, 0));
+  EXPECT_EQ(chosen(8, 8, 2), P(0, 0));
   // Every choice fits.
   for (int64_t m = 1; m <= 512; m += 37)
-    for (int64_t n = 1; n <= 600; n += 41) {
-      if (int ctas = chooseQrClusterSize(p, m, n, 8, kH200Shared)) {
-        EXPECT_LE(qrClusterSharedBytes(m, n, ctas, 8), int64_t(kH200Shared)) << m << " x " << n;
+    for (int64_t n = 1; n <= 600; n += 41)
+      if (auto [ctas, panel] = chosen(m, n, 8); ctas) {
+        EXPECT_LE(qrClusterSharedBytes(m, n, ctas, panel, 8), int64_t(kH200Shared))
+            << m << " x " << n;
       }
-    }
 }
 
 TEST(RoutePolicy, QrClusterForFewStepsOrBatchesOfAllButTinyMatrices) {
@@ -82,7 +104,7 @@ TEST(RoutePolicy, QrClusterForFewStepsOrBatchesOfAllButTinyMatrices) {
   EXPECT_FALSE(preferClusterQr(p, 1, 256, 128));
   EXPECT_TRUE(preferClusterQr(p, 1, 128, 256));
   EXPECT_TRUE(preferClusterQr(p, 2, 256, 256));
-  EXPECT_FALSE(preferClusterQr(p, 2, 300, 300));
+  EXPECT_TRUE(preferClusterQr(p, 2, 300, 300));
   EXPECT_TRUE(preferClusterQr(p, 3, 300, 300));
   EXPECT_TRUE(preferClusterQr(p, 512, 32, 32));
   EXPECT_TRUE(preferClusterQr(p, 512, 8, 17));

@@ -10,7 +10,7 @@
 #include "Common.cuh"
 
 constexpr int kGroup = 2;     // columns a warp updates at once
-constexpr int kThreads = 256; // per block (the rows a block copies: at most 2 kThreads)
+constexpr int kThreads = 256; // per block
 
 #if __CUDA_ARCH__ >= 900
 __device__ unsigned clusterRank() {
@@ -43,19 +43,21 @@ template <typename T> __device__ const T* inBlock(const T* p, unsigned rank) {
   return reinterpret_cast<const T*>(out);
 }
 
-// Where the columns live: runs of W columns (32 bytes) dealt out to the 2^cl
+// Where the columns live: panels of 2^pl columns (at least 32 bytes, so that
+// the loads and stores of a row fill whole sectors) dealt out to the 2^cl
 // blocks in turn; a block's columns are numbered locally in order. Shifts and
 // masks only: integer division is slow on the critical path of a step.
-template <int W> struct Columns {
-  int cl, rank; // log2 of the cluster size, this block's rank
-  static constexpr int wl = W == 4 ? 2 : 3;
-  __device__ int owner(int c) const { return (c >> wl) & ((1 << cl) - 1); }
-  __device__ int local(int c) const { return (c >> (wl + cl) << wl) | (c & (W - 1)); }
-  __device__ int global(int l) const { return ((l >> wl << cl | rank) << wl) | (l & (W - 1)); }
+struct Columns {
+  int cl, pl, rank; // log2 of the cluster size and of the panel width, this block's rank
+  __device__ int owner(int c) const { return (c >> pl) & ((1 << cl) - 1); }
+  __device__ int local(int c) const { return (c >> (pl + cl) << pl) | (c & ((1 << pl) - 1)); }
+  __device__ int global(int l) const {
+    return ((l >> pl << cl | rank) << pl) | (l & ((1 << pl) - 1));
+  }
   // How many of the first n columns this block holds.
   __device__ int count(int n) const {
-    int full = n >> (wl + cl), rest = n - (full << (wl + cl)) - (rank << wl);
-    return (full << wl) + min(max(rest, 0), W);
+    int full = n >> (pl + cl), rest = n - (full << (pl + cl)) - (rank << pl);
+    return (full << pl) + min(max(rest, 0), 1 << pl);
   }
 };
 
@@ -116,43 +118,45 @@ template <typename T, int R> __device__ T makeReflector(T* col, int m, int j, in
   return (beta - alpha) / beta;
 }
 
-// This lane's rows of the reflector copied into `v` (its block's buffer: zeros
-// above row j, 1 at j).
+// This lane's rows of reflector j, made in place in column `col` of this
+// block: 1 at row j, zeros above it.
 template <typename T, int R>
-__device__ void loadReflector(T (&v)[R], const T* buffer, int m, int lane) {
+__device__ void columnReflector(T (&v)[R], const T* col, int m, int j, int lane) {
 #pragma unroll
   for (int t = 0; t < R; ++t) {
     int i = lane + 32 * t;
-    T y = buffer[min(i, m - 1)];
-    v[t] = i < m ? y : T(0);
+    T y = col[min(i, m - 1)];
+    v[t] = i > j && i < m ? y : T(i == j);
   }
 }
 
-// Reflector j, from the block that holds column j, as this thread's part of
-// `buffer` (thread t: rows t and t + kThreads): rows below j as stored, 1 at j,
-// 0 above. Every block reads each reflector once, into its own shared memory:
-// when every warp of the cluster read it from the one block that holds it,
-// that block's shared memory port was the bottleneck of the step.
-template <typename T> struct ReflectorPart {
-  T x[2];
-  __device__ void load(const T* as, int ld, int m, int j, int owner, int localColumn) {
-    const T* col = inBlock(as, owner) + localColumn * ld;
+// Reflectors j0 .. j0 + count - 1, made by block `owner` in its local columns
+// from lj0 on, copied into this block's `buffer` (reflector r at r m: 1 at row
+// j0 + r, zeros above) and their taus into `taus`. Every block reads each panel
+// once, in one burst of loads, from the owner's shared memory (distributed
+// shared memory) into its own.
+template <typename T>
+__device__ void copyPanel(T* buffer, T* taus, const T* as, const T* tauMine, int ld, int m, int j0,
+                          int count, unsigned owner, int lj0) {
+  constexpr int U = 4; // loads in flight per thread
+  const T* src = inBlock(as, owner) + lj0 * ld;
+  const int total = count * m;
+  for (int base = threadIdx.x; base < total; base += U * kThreads) {
+    T x[U];
 #pragma unroll
-    for (int u = 0; u < 2; ++u) {
-      int i = threadIdx.x + u * kThreads;
-      T y = col[min(i, m - 1)];
-      x[u] = i > j && i < m ? y : T(i == j);
+    for (int u = 0; u < U; ++u) {
+      int e = min(base + u * kThreads, total - 1), r = e / m, i = e - r * m;
+      T y = src[r * ld + i];
+      x[u] = i > j0 + r ? y : T(i == j0 + r);
     }
-  }
-  __device__ void store(T* buffer, int m) const {
 #pragma unroll
-    for (int u = 0; u < 2; ++u) {
-      int i = threadIdx.x + u * kThreads;
-      if (i < m)
-        buffer[i] = x[u];
-    }
+    for (int u = 0; u < U; ++u)
+      if (base + u * kThreads < total)
+        buffer[base + u * kThreads] = x[u];
   }
-};
+  if (threadIdx.x < count)
+    taus[threadIdx.x] = *inBlock(tauMine + lj0 + threadIdx.x, owner);
+}
 
 // Applies H = I - tau v v' (v zero above row j) to the columns at base + l[g] ld
 // with live[g], G at a time so that their warp sums overlap.
@@ -189,28 +193,154 @@ __device__ void applyReflector(T* base, int ld, const int (&l)[G], const bool (&
     }
   }
 }
+// Applies the `count` reflectors of a copied panel (buffer, taus; reflector r
+// is j0 + r) in order, or from the last down with `reverse`, to this warp's
+// columns base + l[g] ld with live[g], whose global indices are c[g]: G columns
+// held in registers meanwhile. Reflector j changes a column's rows from j on, and
+// only columns from j on (as dlarf and dorg2r apply it), so that a NaN or -0.0
+// elsewhere stays as LAPACK leaves it.
+template <typename T, int R, int G>
+__device__ void applyPanel(T* base, int ld, const int (&l)[G], const int (&c)[G],
+                           const bool (&live)[G], const T* buffer, const T* taus, int j0, int count,
+                           bool reverse, int m, int lane) {
+  T x[G][R];
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    const T* col = base + (live[g] ? l[g] : 0) * ld;
+#pragma unroll
+    for (int t = 0; t < R; ++t)
+      x[g][t] = col[min(lane + 32 * t, m - 1)];
+  }
+  for (int s = 0; s < count; ++s) {
+    const int r = reverse ? count - 1 - s : s, j = j0 + r;
+    const T tau = taus[r];
+    if (tau == T(0))
+      continue;
+    T v[R], d[G];
+#pragma unroll
+    for (int t = 0; t < R; ++t)
+      v[t] = lane + 32 * t < m ? buffer[r * m + min(lane + 32 * t, m - 1)] : T(0);
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      d[g] = 0;
+#pragma unroll
+      for (int t = 0; t < R; ++t)
+        d[g] += v[t] * (lane + 32 * t >= j && lane + 32 * t < m ? x[g][t] : T(0));
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int g = 0; g < G; ++g)
+        d[g] += __shfl_xor_sync(0xffffffffu, d[g], o);
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      T f = tau * d[g];
+#pragma unroll
+      for (int t = 0; t < R; ++t)
+        if (lane + 32 * t >= j && c[g] >= j)
+          x[g][t] -= f * v[t];
+    }
+  }
+#pragma unroll
+  for (int g = 0; g < G; ++g)
+#pragma unroll
+    for (int t = 0; t < R; ++t)
+      if (live[g] && lane + 32 * t < m)
+        base[l[g] * ld + lane + 32 * t] = x[g][t];
+}
+
+// Applies a copied panel to this block's local columns [from, to) of `base`,
+// kGroup columns a warp at a time.
+template <typename T, int R>
+__device__ void applyToColumns(T* base, int ld, const Columns& cols, int from, int to,
+                               const T* buffer, const T* taus, int j0, int count, bool reverse,
+                               int m, int lane, int warp) {
+  constexpr int warps = kThreads / 32;
+  for (int l0 = from + warp; l0 < to; l0 += kGroup * warps) {
+    int l[kGroup], c[kGroup];
+    bool live[kGroup];
+#pragma unroll
+    for (int g = 0; g < kGroup; ++g) {
+      l[g] = l0 + g * warps;
+      live[g] = l[g] < to;
+      c[g] = live[g] ? cols.global(l[g]) : 0;
+    }
+    applyPanel<T, R, kGroup>(base, ld, l, c, live, buffer, taus, j0, count, reverse, m, lane);
+  }
+}
+
+// Factors the panel of columns j0 .. on, which this block holds from local
+// column lp on: all reflectors before j0 are applied to it. Step j makes
+// reflector j in the warp that holds column j (the panel's column i is warp
+// i % warps's) and applies it to the panel's later columns; the warp that holds
+// column j + 1 updates it first and makes the next reflector at once, so a
+// step's critical path is one column update, one reflector and one block
+// barrier.
+template <typename T, int R>
+__device__ void factorPanel(T* as, T* tauMine, int ld, int m, int n, int k, int j0, int lp,
+                            int panel, int lane, int warp) {
+  constexpr int warps = kThreads / 32;
+  const int end = min(j0 + panel, k), width = min(panel, n - j0);
+  if (warp == 0) {
+    T tau = makeReflector<T, R>(as + lp * ld, m, j0, lane);
+    if (lane == 0)
+      tauMine[lp] = tau;
+  }
+  __syncthreads();
+  for (int j = j0; j < end; ++j) {
+    const int lj = lp + (j - j0), next = j + 1;
+    const T tau = tauMine[lj];
+    T v[R];
+    columnReflector(v, as + lj * ld, m, j, lane);
+    const bool first = next < end && (next - j0) % warps == warp;
+    if (first) {
+      int l[1] = {lp + (next - j0)};
+      bool live[1] = {true};
+      if (tau != T(0))
+        applyReflector<T, R, 1>(as, ld, l, live, v, tau, m, j, lane);
+      T t = makeReflector<T, R>(as + l[0] * ld, m, next, lane);
+      if (lane == 0)
+        tauMine[l[0]] = t;
+    }
+    if (tau != T(0))
+      for (int i0 = warp; i0 < width; i0 += kGroup * warps) {
+        int l[kGroup];
+        bool live[kGroup];
+#pragma unroll
+        for (int g = 0; g < kGroup; ++g) {
+          int i = i0 + g * warps;
+          l[g] = lp + i;
+          live[g] = i < width && j0 + i > j && !(first && j0 + i == next);
+        }
+        applyReflector<T, R, kGroup>(as, ld, l, live, v, tau, m, j, lane);
+      }
+    __syncthreads();
+  }
+}
 #endif
 
-// One cluster per matrix (blockIdx.x / cluster size). Shared memory: A's columns
-// of this block (stride m + 1), Q's, the taus of this block's reflectors, all
-// taus (for forming Q) and two reflector buffers (one being read, one filled).
+// One cluster per matrix (blockIdx.x / cluster size), panels of 2^panelLog2
+// columns. Shared memory: A's columns of this block (stride m + 1), the taus of
+// its reflectors, the taus of two panels, and a work area: while factoring, two
+// panel buffers (one being applied, the next one filled); while forming Q, Q's
+// columns of this block and one panel buffer.
 template <typename T, int R>
 __global__ void __launch_bounds__(kThreads)
-    clusterQr(int m, int n, const T* __restrict__ a, T* __restrict__ q, T* __restrict__ r) {
+    clusterQr(int m, int n, int panelLog2, const T* __restrict__ a, T* __restrict__ q,
+              T* __restrict__ r) {
 #if __CUDA_ARCH__ >= 900
   extern __shared__ __align__(16) unsigned char smem[];
-  constexpr int W = 32 / sizeof(T), warps = kThreads / 32;
-  const int ctas = clusterSize(), k = min(m, n), ld = m + 1;
+  constexpr int warps = kThreads / 32;
+  const int ctas = clusterSize(), k = min(m, n), ld = m + 1, panel = 1 << panelLog2;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const Columns<W> cols{__ffs(ctas) - 1, int(clusterRank())};
+  const Columns cols{__ffs(ctas) - 1, panelLog2, int(clusterRank())};
   const int mine = cols.count(n), mineQ = cols.count(k);
-  const int slots = (n + W * ctas - 1) / (W * ctas) * W;
-  const int slotsQ = (k + W * ctas - 1) / (W * ctas) * W;
+  const int slots = (n + panel * ctas - 1) / (panel * ctas) * panel;
+  const int slotsQ = (k + panel * ctas - 1) / (panel * ctas) * panel;
   T* as = reinterpret_cast<T*>(smem);
-  T* qs = as + slots * ld;
-  T* tauMine = qs + slotsQ * ld;
-  T* tauAll = tauMine + slots;
-  T* buffers = tauAll + k; // 2 x m
+  T* tauMine = as + slots * ld;
+  T* taus = tauMine + slots; // 2 x panel
+  T* work = taus + 2 * panel;
   const i64 item = blockIdx.x / ctas;
   a += item * m * n;
   r += item * k * n;
@@ -220,56 +350,44 @@ __global__ void __launch_bounds__(kThreads)
     for (int l = lane; l < mine; l += 32)
       as[l * ld + i] = a[i * (i64)n + cols.global(l)];
   __syncthreads();
-  auto holds = [&](int c) { return cols.owner(c) == cols.rank && cols.local(c) % warps == warp; };
-  if (k > 0 && holds(0)) {
-    T tau = makeReflector<T, R>(as + cols.local(0) * ld, m, 0, lane);
-    if (lane == 0)
-      tauMine[cols.local(0)] = tau;
-  }
-  clusterArrive();
-  for (int j = 0; j < k; ++j) {
-    clusterWait(); // reflector j is published
-    const int from = cols.owner(j), lj = cols.local(j);
-    T* buffer = buffers + (j & 1) * m; // last read in step j - 2, before this block's sync in j - 1
-    ReflectorPart<T> part;
-    part.load(as, ld, m, j, from, lj);
-    part.store(buffer, m);
-    if (threadIdx.x == 0)
-      tauAll[j] = *inBlock(tauMine + lj, from);
-    __syncthreads();
-    T v[R];
-    loadReflector(v, buffer, m, lane);
-    const T tau = tauAll[j];
-    const int next = j + 1;
-    const bool first = next < k && holds(next);
-    if (first) {
-      int l[1] = {cols.local(next)};
-      bool live[1] = {true};
-      if (tau != T(0))
-        applyReflector<T, R, 1>(as, ld, l, live, v, tau, m, j, lane);
-      T t = makeReflector<T, R>(as + l[0] * ld, m, next, lane);
-      if (lane == 0)
-        tauMine[l[0]] = t;
-    }
-    if (first)
-      clusterArrive(); // reflector j + 1 is published
-    else
+  // Panel p is published by its owner's release arrival of phase p; every block
+  // then applies it to its columns after the panel. The owner of panel p + 1
+  // applies it to that panel first and factors it before it arrives, the rest
+  // of its columns after: a phase's critical path is one copy, one panel update
+  // and one panel factorization.
+  const int panels = (k + panel - 1) >> panelLog2;
+  if (panels > 0) {
+    if (cols.owner(0) == cols.rank) {
+      factorPanel<T, R>(as, tauMine, ld, m, n, k, 0, 0, panel, lane, warp);
+      clusterArrive();
+    } else {
       clusterArriveRelaxed();
-    if (tau == T(0))
-      continue;
-    for (int l0 = warp; l0 < mine; l0 += kGroup * warps) {
-      int l[kGroup];
-      bool live[kGroup];
-#pragma unroll
-      for (int g = 0; g < kGroup; ++g) {
-        l[g] = l0 + g * warps;
-        int c = l[g] < mine ? cols.global(l[g]) : -1;
-        live[g] = c > j && !(first && c == next);
-      }
-      applyReflector<T, R, kGroup>(as, ld, l, live, v, tau, m, j, lane);
     }
   }
-  clusterWait();
+  for (int p = 0; p < panels; ++p) {
+    clusterWait(); // panel p is published
+    const int j0 = p << panelLog2, count = min(panel, k - j0), next = j0 + panel;
+    T* buffer = work + (p & 1) * panel * m; // last read in phase p - 2, before this block's
+    T* tau = taus + (p & 1) * panel;        // sync in phase p - 1
+    copyPanel(buffer, tau, as, tauMine, ld, m, j0, count, cols.owner(j0), cols.local(j0));
+    __syncthreads();
+    const bool ahead = p + 1 < panels && cols.owner(next) == cols.rank;
+    if (ahead) {
+      const int lp = cols.local(next);
+      applyToColumns<T, R>(as, ld, cols, lp, min(lp + panel, mine), buffer, tau, j0, count, false,
+                           m, lane, warp);
+      __syncthreads();
+      factorPanel<T, R>(as, tauMine, ld, m, n, k, next, lp, panel, lane, warp);
+    }
+    if (p + 1 < panels) {
+      if (ahead)
+        clusterArrive(); // panel p + 1 is published
+      else
+        clusterArriveRelaxed();
+    }
+    applyToColumns<T, R>(as, ld, cols, cols.count(ahead ? next + panel : next), mine, buffer, tau,
+                         j0, count, false, m, lane, warp);
+  }
   __syncthreads();
   for (int i = warp; i < k; i += warps)
     for (int l = lane; l < mine; l += 32) {
@@ -278,40 +396,22 @@ __global__ void __launch_bounds__(kThreads)
     }
   if (q) {
     q += item * m * k;
+    // Q's column c is H(0) ... H(c) e_c: the panels from the last one down, each
+    // on the columns it changes.
+    T* qs = work;
+    T* buffer = qs + slotsQ * ld;
     for (int l = warp; l < mineQ; l += warps)
       for (int i = lane; i < m; i += 32)
         qs[l * ld + i] = T(i == cols.global(l));
-    __syncthreads();
-    // Q's column c is H(0) ... H(c) e_c: the reflectors from the last one down,
-    // each on the columns it changes; the next one's copy overlaps this one's use.
-    ReflectorPart<T> part;
-    if (k > 0) {
-      part.load(as, ld, m, k - 1, cols.owner(k - 1), cols.local(k - 1));
-      part.store(buffers + ((k - 1) & 1) * m, m);
-    }
-    __syncthreads();
-    for (int j = k - 1; j >= 0; --j) {
-      if (j > 0)
-        part.load(as, ld, m, j - 1, cols.owner(j - 1), cols.local(j - 1));
-      const T tau = tauAll[j];
-      if (tau != T(0)) {
-        T v[R];
-        loadReflector(v, buffers + (j & 1) * m, m, lane);
-        for (int l0 = warp; l0 < mineQ; l0 += kGroup * warps) {
-          int l[kGroup];
-          bool live[kGroup];
-#pragma unroll
-          for (int g = 0; g < kGroup; ++g) {
-            l[g] = l0 + g * warps;
-            live[g] = l[g] < mineQ && cols.global(l[g]) >= j;
-          }
-          applyReflector<T, R, kGroup>(qs, ld, l, live, v, tau, m, j, lane);
-        }
-      }
-      if (j > 0)
-        part.store(buffers + ((j - 1) & 1) * m, m); // last read in step j + 1
+    for (int p = panels - 1; p >= 0; --p) {
+      const int j0 = p << panelLog2, count = min(panel, k - j0);
+      __syncthreads(); // the previous panel is applied
+      copyPanel(buffer, taus, as, tauMine, ld, m, j0, count, cols.owner(j0), cols.local(j0));
       __syncthreads();
+      applyToColumns<T, R>(qs, ld, cols, cols.count(j0), mineQ, buffer, taus, j0, count, true, m,
+                           lane, warp);
     }
+    __syncthreads();
     for (int i = warp; i < m; i += warps)
       for (int l = lane; l < mineQ; l += 32)
         q[i * (i64)k + cols.global(l)] = qs[l * ld + i];

@@ -90,8 +90,10 @@ template <typename T, int R> __device__ T makeReflector(T* col, int m, int j, in
     ss += x[t] * x[t];
   }
   ss = warpSum(ss);
-  T alpha = col[j], xnorm = sqrt(ss);
-  if (ss < Range<T>::tiny || ss > Range<T>::huge) { // NaN goes on as NaN
+  const T alpha = col[j];
+  const bool scaled = ss < Range<T>::tiny || ss > Range<T>::huge; // NaN goes on as NaN
+  T xnorm = 0;
+  if (scaled) {
     T big = 0;
 #pragma unroll
     for (int t = 0; t < R; ++t)
@@ -103,10 +105,15 @@ template <typename T, int R> __device__ T makeReflector(T* col, int m, int j, in
       for (int t = 0; t < R; ++t)
         ss += (x[t] / big) * (x[t] / big);
     xnorm = big * sqrt(warpSum(ss));
+    if (xnorm == T(0))
+      return T(0);
   }
-  if (xnorm == T(0))
-    return T(0);
-  T beta = -copysign(hypot(alpha, xnorm), alpha), scale = T(1) / (alpha - beta);
+  // sqrt(alpha^2 + ss) where neither term can overflow or lose its digits:
+  // hypot's scaling is slow on the step's critical path.
+  const T norm = !scaled && alpha * alpha <= Range<T>::huge
+                     ? sqrt(alpha * alpha + ss)
+                     : hypot(alpha, scaled ? xnorm : sqrt(ss));
+  T beta = -copysign(norm, alpha), scale = T(1) / (alpha - beta);
 #pragma unroll
   for (int t = 0; t < R; ++t) {
     int i = lane + 32 * t;
@@ -273,9 +280,9 @@ __device__ void applyToColumns(T* base, int ld, const Columns& cols, int from, i
 // column lp on: all reflectors before j0 are applied to it. Step j makes
 // reflector j in the warp that holds column j (the panel's column i is warp
 // i % warps's) and applies it to the panel's later columns; the warp that holds
-// column j + 1 updates it first and makes the next reflector at once, so a
-// step's critical path is one column update, one reflector and one block
-// barrier.
+// column j + 1 updates it first and makes the next reflector at once, and its
+// other columns wait for the next step, so a step's critical path is one column
+// update, one reflector and one block barrier.
 template <typename T, int R>
 __device__ void factorPanel(T* as, T* tauMine, int ld, int m, int n, int k, int j0, int lp,
                             int panel, int lane, int warp) {
@@ -287,11 +294,37 @@ __device__ void factorPanel(T* as, T* tauMine, int ld, int m, int n, int k, int 
       tauMine[lp] = tau;
   }
   __syncthreads();
+  // Applies reflector j (tau, v) to this warp's panel columns after j but `skip`.
+  auto applyToMine = [&](int j, T tau, const T(&v)[R], int skip) {
+    if (tau == T(0))
+      return;
+    for (int i0 = warp; i0 < width; i0 += kGroup * warps) {
+      int l[kGroup];
+      bool live[kGroup];
+#pragma unroll
+      for (int g = 0; g < kGroup; ++g) {
+        int i = i0 + g * warps;
+        l[g] = lp + i;
+        live[g] = i < width && j0 + i > j && j0 + i != skip;
+      }
+      applyReflector<T, R, kGroup>(as, ld, l, live, v, tau, m, j, lane);
+    }
+  };
+  // The warp that makes reflector j + 1 applies reflector j to its other columns
+  // in step j + 1, off that step's critical path (another warp makes j + 2).
+  int deferred = -1;
   for (int j = j0; j < end; ++j) {
     const int lj = lp + (j - j0), next = j + 1;
     const T tau = tauMine[lj];
     T v[R];
     columnReflector(v, as + lj * ld, m, j, lane);
+    if (deferred >= 0) { // reflector j - 1, which column j already has
+      T w[R];
+      const int lprev = lp + (deferred - j0);
+      columnReflector(w, as + lprev * ld, m, deferred, lane);
+      applyToMine(deferred, tauMine[lprev], w, j);
+      deferred = -1;
+    }
     const bool first = next < end && (next - j0) % warps == warp;
     if (first) {
       int l[1] = {lp + (next - j0)};
@@ -301,19 +334,10 @@ __device__ void factorPanel(T* as, T* tauMine, int ld, int m, int n, int k, int 
       T t = makeReflector<T, R>(as + l[0] * ld, m, next, lane);
       if (lane == 0)
         tauMine[l[0]] = t;
+      deferred = j;
+    } else {
+      applyToMine(j, tau, v, -1);
     }
-    if (tau != T(0))
-      for (int i0 = warp; i0 < width; i0 += kGroup * warps) {
-        int l[kGroup];
-        bool live[kGroup];
-#pragma unroll
-        for (int g = 0; g < kGroup; ++g) {
-          int i = i0 + g * warps;
-          l[g] = lp + i;
-          live[g] = i < width && j0 + i > j && !(first && j0 + i == next);
-        }
-        applyReflector<T, R, kGroup>(as, ld, l, live, v, tau, m, j, lane);
-      }
     __syncthreads();
   }
 }

@@ -33,9 +33,10 @@
 
 namespace graphc::ir::formula {
 
-/// |x|: -x below zero (integers wrap: abs(INT_MIN) == INT_MIN; abs(-0.0) is -0.0).
+/// |x|: x above zero, else 0 - x, which is +0.0 at -0.0 and at +0.0 (IEEE 754's
+/// abs, C's fabs, NumPy's abs) and NaN at NaN; integers wrap: abs(INT_MIN) == INT_MIN.
 template <typename B, typename V> V abs(B& b, V x) {
-  return b.select(b.lt(x, b.constant(0)), b.neg(x), x);
+  return b.select(b.gt(x, b.constant(0)), x, b.sub(b.constant(0), x));
 }
 
 /// 1 above zero, -1 below, 0 at zero; NaN stays NaN.

@@ -2,16 +2,19 @@
 //
 // One bottom-up sweep: each rule looks at a node whose operands were already
 // canonicalized in the new graph. The pass manager may run it again until it
-// reports no change.
+// reports no change. Elementwise ops on uniform float operands fold through the
+// interpreter's scalar functions (ir/Scalar.h), only where IEEE 754 fixes the result,
+// so a folded constant has the bits the backends compute unfolded.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Canonicalize.h"
 
 #include "ir/OpCases.h"
+#include "ir/Scalar.h"
 #include "passes/Match.h"
 #include "passes/Rewrite.h"
+#include "support/Error.h"
 
-#include <cmath>
 #include <numeric>
 
 namespace graphc::passes {
@@ -27,61 +30,20 @@ bool isUniform(Value v, double c) {
   return u && *u == c;
 }
 
-/// Float arithmetic on known scalars; nullopt for ops not folded.
-std::optional<double> foldFloat(Op op, double a, double b) {
-  switch (op) {
-  case Op::Neg:
-    return -a;
-  case Op::Abs:
-    return std::abs(a);
-  case Op::Square:
-    return a * a;
-  case Op::Sqrt:
-    return std::sqrt(a);
-  case Op::Reciprocal:
-    return 1.0 / a;
-  case Op::Exp:
-    return std::exp(a);
-  case Op::Log:
-    return std::log(a);
-  case Op::Add:
-    return a + b;
-  case Op::Sub:
-    return a - b;
-  case Op::Mul:
-    return a * b;
-  case Op::Div:
-    return a / b;
-  case Op::Sign:
-  case Op::Log1p:
-  case Op::Expm1:
-  case Op::Rsqrt:
-  case Op::Sin:
-  case Op::Cos:
-  case Op::Tanh:
-  case Op::Sigmoid:
-  case Op::Relu:
-  case Op::Erf:
-  case Op::Floor:
-  case Op::Ceil:
-  case Op::Round:
-  case Op::Pow:
-  case Op::Maximum:
-  case Op::Minimum:
-  case Op::Atan2:
-  case Op::Remainder:
-  GRAPHC_SOURCE_CASES:
-  GRAPHC_LOGICAL_CASES:
-  GRAPHC_COMPARE_CASES:
-  GRAPHC_SELECT_CASES:
-  GRAPHC_CAST_CASES:
-  GRAPHC_SHAPE_CASES:
-  GRAPHC_REDUCE_CASES:
-  GRAPHC_LINALG_CASES:
-  GRAPHC_ASSUME_CASES:
-    return std::nullopt;
-  }
-  ir::unknownOp();
+/// Unary or binary `op` on the uniform operands `a` and `b` in dtype T (f32, f64),
+/// through the scalar functions the interpreter runs (ir/Scalar.h); nullopt for the
+/// math library's functions (exp, sin, pow, ...), whose last bit is each backend's,
+/// and for other kinds of op.
+template <typename T> std::optional<double> foldScalar(Op op, double a, double b) {
+  auto fail = [](const char* message) { throw Error(message); }; // integers only
+  ir::scalar::Primitives<T, decltype(fail)> p{fail};
+  T x = static_cast<T>(a), y = static_cast<T>(b);
+  std::optional<double> r;
+  if (ir::opInfo(op).kind == ir::OpKind::Unary)
+    ir::scalar::unary(op, p, ir::scalar::Which::Exact, [&](auto f) { r = f(x); });
+  else if (ir::opInfo(op).kind == ir::OpKind::Binary)
+    ir::scalar::binary(op, p, ir::scalar::Which::Exact, [&](auto f) { r = f(x, y); });
+  return r;
 }
 
 /// var(x) with the mean's `attrs` when `squares` is square(x - broadcast_to(m)) (or
@@ -160,11 +122,10 @@ private:
     std::optional<double> b = xs.size() > 1 ? uniformValue(xs[1]) : 0.0;
     if (!a || !b || xs.size() > 2)
       return std::nullopt;
-    std::optional<double> r = foldFloat(n.op(), *a, *b);
+    std::optional<double> r = n.type().dtype == ir::DType::F32 ? foldScalar<float>(n.op(), *a, *b)
+                                                               : foldScalar<double>(n.op(), *a, *b);
     if (!r)
       return std::nullopt;
-    if (n.type().dtype == ir::DType::F32)
-      r = static_cast<double>(static_cast<float>(*r));
     return rw.full(*r, n.type());
   }
 

@@ -2,14 +2,16 @@
 //
 // Source ops (constant, full, iota, eye) and every elementwise op as one typed loop
 // per op: the op is chosen once, outside the loop, and the element type comes from
-// visitDType. The composite ops (abs, sigmoid, remainder, ...) are ir/Formulas.h's
-// formulas over the scalar primitives of Scalar<T>. Integer semantics: arithmetic
-// wraps around; div truncates toward zero; remainder takes the sign of the divisor
-// (NumPy); division by zero and negative integer powers are errors. See docs/ops.md.
+// visitDType. The unary and binary ops' scalar functions are ir/Scalar.h's (the
+// composite ones ir/Formulas.h's formulas over its primitives). Integer semantics:
+// arithmetic wraps around; div truncates toward zero; remainder takes the sign of the
+// divisor (NumPy); division by zero and negative integer powers are errors. See
+// docs/ops.md.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Formulas.h"
 #include "ir/OpCases.h"
+#include "ir/Scalar.h"
 #include "runtime/cpu/Kernels.h"
 
 #include <cmath>
@@ -19,8 +21,6 @@ namespace graphc::cpu {
 namespace {
 
 using ir::Op;
-
-template <typename T> constexpr bool kIsFloat = std::is_floating_point_v<T>;
 
 //===--- Sources ----------------------------------------------------------===//
 
@@ -68,211 +68,30 @@ Array eye(const Step& s) {
   return out;
 }
 
-//===--- Primitives -------------------------------------------------------===//
+//===--- Unary and binary -------------------------------------------------===//
 
-/// Integer division truncating toward zero; MIN / -1 wraps; a zero divisor fails.
-template <typename T> T intDiv(const Step& s, T a, T b) {
-  if (b == 0)
-    s.fail("integer division by zero");
-  if (b == -1)
-    return wrapSub(T(0), a);
-  return a / b;
+/// ir/Scalar.h's primitives with the step's failure for integer errors.
+template <typename T> auto primitives(const Step& s) {
+  auto fail = [&s](const char* message) { s.fail(message); };
+  return ir::scalar::Primitives<T, decltype(fail)>{fail};
 }
 
-/// The primitives of ir/Formulas.h on scalars of type T, which the composite ops'
-/// formulas are written over: each is inlined into the loop of its op.
-template <typename T> struct Scalar {
-  const Step& s;
-
-  static constexpr bool isFloat() { return kIsFloat<T>; }
-  static T constant(double c) { return static_cast<T>(c); }
-  static T neg(T x) {
-    if constexpr (kIsFloat<T>)
-      return -x;
-    else
-      return wrapSub(T(0), x);
-  }
-  static T add(T x, T y) { return wrapAdd(x, y); }
-  static T sub(T x, T y) { return wrapSub(x, y); }
-  static T mul(T x, T y) { return wrapMul(x, y); }
-  T div(T x, T y) const {
-    if constexpr (kIsFloat<T>)
-      return x / y;
-    else
-      return intDiv(s, x, y);
-  }
-  static T exp(T x) { return std::exp(x); }
-  static T sqrt(T x) { return std::sqrt(x); }
-  static bool lt(T x, T y) { return x < y; }
-  static bool gt(T x, T y) { return x > y; }
-  static bool ge(T x, T y) { return x >= y; }
-  static bool ne(T x, T y) { return x != y; }
-  static bool isNan(T x) { return x != x; }
-  static bool either(bool a, bool b) { return a || b; }
-  static bool both(bool a, bool b) { return a && b; }
-  static bool differ(bool a, bool b) { return a != b; }
-  static T select(bool c, T x, T y) { return c ? x : y; }
-  T truncRem(T x, T y) const {
-    if constexpr (kIsFloat<T>) {
-      return std::fmod(x, y);
-    } else {
-      if (y == 0)
-        s.fail("integer remainder by zero");
-      return y == -1 ? T(0) : static_cast<T>(x % y);
-    }
-  }
-  template <typename U> static U let(U x) { return x; }
-};
-
-//===--- Unary ------------------------------------------------------------===//
-
 template <typename T> void unary(const Step& s, const T* x, T* o, int64_t n) {
-  Scalar<T> b{s};
   auto map = [&](auto f) {
     for (int64_t i = 0; i < n; ++i)
       o[i] = f(x[i]);
   };
-  switch (s.op) {
-  case Op::Neg:
-    return map([&](T v) { return b.neg(v); });
-  case Op::Abs:
-    return map([&](T v) { return ir::formula::abs(b, v); });
-  case Op::Sign:
-    return map([&](T v) { return ir::formula::sign(b, v); });
-  case Op::Square:
-    return map([&](T v) { return ir::formula::square(b, v); });
-  case Op::Relu:
-    return map([&](T v) { return ir::formula::relu(b, v); });
-  case Op::Exp:
-  case Op::Log:
-  case Op::Log1p:
-  case Op::Expm1:
-  case Op::Sqrt:
-  case Op::Rsqrt:
-  case Op::Reciprocal:
-  case Op::Sin:
-  case Op::Cos:
-  case Op::Tanh:
-  case Op::Sigmoid:
-  case Op::Erf:
-  case Op::Floor:
-  case Op::Ceil:
-  case Op::Round:
-  GRAPHC_SOURCE_CASES:
-  GRAPHC_LOGICAL_CASES:
-  GRAPHC_BINARY_CASES:
-  GRAPHC_COMPARE_CASES:
-  GRAPHC_SELECT_CASES:
-  GRAPHC_CAST_CASES:
-  GRAPHC_SHAPE_CASES:
-  GRAPHC_REDUCE_CASES:
-  GRAPHC_LINALG_CASES:
-  GRAPHC_ASSUME_CASES:
-    break;
-  }
-  if constexpr (kIsFloat<T>) {
-    switch (s.op) {
-    case Op::Exp:
-      return map([](T v) { return std::exp(v); });
-    case Op::Log:
-      return map([](T v) { return std::log(v); });
-    case Op::Log1p:
-      return map([](T v) { return std::log1p(v); });
-    case Op::Expm1:
-      return map([](T v) { return std::expm1(v); });
-    case Op::Sqrt:
-      return map([](T v) { return std::sqrt(v); });
-    case Op::Rsqrt:
-      return map([&](T v) { return ir::formula::rsqrt(b, v); });
-    case Op::Reciprocal:
-      return map([&](T v) { return ir::formula::reciprocal(b, v); });
-    case Op::Sin:
-      return map([](T v) { return std::sin(v); });
-    case Op::Cos:
-      return map([](T v) { return std::cos(v); });
-    case Op::Tanh:
-      return map([](T v) { return std::tanh(v); });
-    case Op::Sigmoid:
-      return map([&](T v) { return ir::formula::sigmoid(b, v); });
-    case Op::Erf:
-      return map([](T v) { return std::erf(v); });
-    case Op::Floor:
-      return map([](T v) { return std::floor(v); });
-    case Op::Ceil:
-      return map([](T v) { return std::ceil(v); });
-    case Op::Round:
-      return map([](T v) { return std::nearbyint(v); }); // half to even
-    case Op::Neg:
-    case Op::Abs:
-    case Op::Sign:
-    case Op::Square:
-    case Op::Relu:
-    GRAPHC_SOURCE_CASES:
-    GRAPHC_LOGICAL_CASES:
-    GRAPHC_BINARY_CASES:
-    GRAPHC_COMPARE_CASES:
-    GRAPHC_SELECT_CASES:
-    GRAPHC_CAST_CASES:
-    GRAPHC_SHAPE_CASES:
-    GRAPHC_REDUCE_CASES:
-    GRAPHC_LINALG_CASES:
-    GRAPHC_ASSUME_CASES:
-      break;
-    }
-  }
-  s.fail("internal error: no kernel for this dtype");
-}
-
-//===--- Binary -----------------------------------------------------------===//
-
-/// Integer power by squaring; wraps on overflow.
-template <typename T> T intPow(const Step& s, T base, T exp) {
-  if (exp < 0)
-    s.fail("integers to negative integer powers are not allowed");
-  T result = 1;
-  while (exp > 0) {
-    if (exp & 1)
-      result = wrapMul(result, base);
-    base = wrapMul(base, base);
-    exp >>= 1;
-  }
-  return result;
+  if (!ir::scalar::unary(s.op, primitives<T>(s), ir::scalar::Which::All, map))
+    s.fail("internal error: no kernel for this dtype");
 }
 
 template <typename T> void binary(const Step& s, const T* x, const T* y, T* o, int64_t n) {
-  Scalar<T> b{s};
   auto map = [&](auto f) {
     for (int64_t i = 0; i < n; ++i)
       o[i] = f(x[i], y[i]);
   };
-  switch (s.op) {
-  case Op::Add:
-    return map([&](T x, T y) { return b.add(x, y); });
-  case Op::Sub:
-    return map([&](T x, T y) { return b.sub(x, y); });
-  case Op::Mul:
-    return map([&](T x, T y) { return b.mul(x, y); });
-  case Op::Div:
-    return map([&](T x, T y) { return b.div(x, y); });
-  case Op::Pow:
-    if constexpr (kIsFloat<T>)
-      return map([](T x, T y) { return std::pow(x, y); });
-    else
-      return map([&](T x, T y) { return intPow(s, x, y); });
-  case Op::Maximum:
-    return map([&](T x, T y) { return ir::formula::maximum(b, x, y); });
-  case Op::Minimum:
-    return map([&](T x, T y) { return ir::formula::minimum(b, x, y); });
-  case Op::Remainder:
-    return map([&](T x, T y) { return ir::formula::remainder(b, x, y); });
-  case Op::Atan2:
-    if constexpr (kIsFloat<T>)
-      return map([](T x, T y) { return std::atan2(x, y); });
-    break;
-  GRAPHC_ALL_BUT_BINARY_CASES:
-    break;
-  }
-  s.fail("internal error: no kernel for this dtype");
+  if (!ir::scalar::binary(s.op, primitives<T>(s), ir::scalar::Which::All, map))
+    s.fail("internal error: no kernel for this dtype");
 }
 
 template <typename T> void compare(const Step& s, const T* x, const T* y, bool* o, int64_t n) {
@@ -313,7 +132,7 @@ void cast(const Step& s, DType from, const void* x, DType to, void* out, int64_t
       using D = typename decltype(toTag)::type;
       const S* a = static_cast<const S*>(x);
       D* o = static_cast<D*>(out);
-      [[maybe_unused]] Scalar<S> b{s};
+      [[maybe_unused]] auto b = primitives<S>(s);
       for (int64_t i = 0; i < n; ++i) {
         if constexpr (std::is_same_v<D, bool>)
           o[i] = ir::formula::toBool(b, a[i]);

@@ -17,6 +17,7 @@
 #include "ir/Attr.h"
 #include "ir/Graph.h"
 #include "ir/Op.h"
+#include "ir/Scalar.h"
 #include "ir/Types.h"
 #include "runtime/core/Array.h"
 #include "runtime/core/Backend.h"
@@ -145,26 +146,8 @@ template <typename F> decltype(auto) visitNumeric(const Step& s, DType dtype, F&
 }
 
 /// Integer arithmetic wraps around (two's complement) instead of overflowing.
-template <typename T> T wrapAdd(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) +
-                          static_cast<std::make_unsigned_t<T>>(b));
-  else
-    return a + b;
-}
-template <typename T> T wrapSub(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) -
-                          static_cast<std::make_unsigned_t<T>>(b));
-  else
-    return a - b;
-}
-template <typename T> T wrapMul(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) *
-                          static_cast<std::make_unsigned_t<T>>(b));
-  else
-    return a * b;
-}
+using ir::scalar::wrapAdd;
+using ir::scalar::wrapMul;
+using ir::scalar::wrapSub;
 
 } // namespace graphc::cpu

@@ -14,6 +14,7 @@
 #include "ir/Parser.h"
 #include "runtime/cpu/CompiledKernel.h"
 #include "runtime/cpu/FusedKernel.h"
+#include "support/Numeric.h"
 #include "tests/codegen/KernelCases.h"
 
 #include <fmt/format.h>
@@ -48,33 +49,10 @@ const MathCase kCases[] = {
 /// magnitude for log and log1p), near 0, and random bit patterns.
 template <typename T> std::vector<T> inputsOf(const MathCase& c, uint64_t seed) {
   using L = std::numeric_limits<T>;
-  std::vector<T> x = {0,
-                      -T(0),
-                      L::infinity(),
-                      -L::infinity(),
-                      L::quiet_NaN(),
-                      L::denorm_min(),
-                      -L::denorm_min(),
-                      L::min(),
-                      L::min() / 3,
-                      -L::min(),
-                      L::max(),
-                      -L::max(),
-                      1,
-                      -1,
-                      T(0.5),
-                      T(88.72283),
-                      T(88.72284),
-                      T(-87.33654),
-                      T(-103.97208),
-                      T(-103.97209),
-                      T(709.78271289338397),
-                      T(709.782712893385),
-                      T(-745.13321910194110),
-                      T(-745.1332191019412),
-                      T(-708.39641853226412),
-                      T(1e-30),
-                      T(-1e-30)};
+  std::vector<T> x = testing::specialValues<T>();
+  x.insert(x.end(), {T(88.72283), T(88.72284), T(-87.33654), T(-103.97208), T(-103.97209),
+                     T(709.78271289338397), T(709.782712893385), T(-745.13321910194110),
+                     T(-745.1332191019412), T(-708.39641853226412), T(1e-30), T(-1e-30)});
   std::mt19937_64 rng(seed);
   double lo = sizeof(T) == 4 ? c.lo32 : c.lo, hi = sizeof(T) == 4 ? c.hi32 : c.hi;
   bool logScale = hi > 1e6;

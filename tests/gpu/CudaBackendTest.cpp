@@ -6,7 +6,8 @@
 // default pipeline; sources computed inside kernels against cpu-unfused. Also:
 // device-resident inputs and outputs, data movement on the device, the
 // Cholesky-to-LU fallback on the GPU,
-// solver failures and running out of GPU memory.
+// solver failures and running out of GPU memory; constants the compiler folds have
+// the bits the GPU computes unfolded.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestUtil.h"
@@ -16,6 +17,7 @@
 #include "runtime/core/Compile.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/PreparedProgram.h"
+#include "support/FoldedOps.h"
 #include "support/GraphFiles.h"
 #include "support/Numeric.h"
 #include "tests/codegen/KernelCases.h"
@@ -117,6 +119,18 @@ TEST(CudaBackend, ComputedSourcesMatchTheUnfusedCpu) {
         EXPECT_LE(testing::relativeDifference(got[i], want[i]), toleranceFor(*g)) << "output " << i;
     }
   }
+}
+
+/// Every unary and binary op the constant folder folds (IEEE 754 fixes its result)
+/// gives the bits the GPU computes for it unfolded, on edge values (signed zeros,
+/// infinities, NaN, subnormals, negative operands of sqrt and remainder):
+/// tests/support/FoldedOps.h. abs(-0.0) is +0.0 among them.
+TEST(CudaBackend, FoldedConstantsHaveTheBitsOfTheGpu) {
+  GRAPHC_REQUIRE_GPU();
+  testing::FoldComparison c = testing::compareFoldsWith("cuda");
+  for (const std::string& m : c.mismatches)
+    ADD_FAILURE() << m;
+  EXPECT_EQ(c.folded.size(), 36U); // 18 ops in f32 and f64 (tests/passes/ConstantFoldTest.cpp)
 }
 
 /// Sources the caller or a lone data-movement step reads are made once per

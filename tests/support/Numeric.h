@@ -2,7 +2,8 @@
 //
 // Shared by the suites that compare two ways of running a graph (optimized and not,
 // fused and not, GPU and CPU): random inputs for a graph's parameters, and a
-// relative difference of two outputs that treats NaN as equal to NaN.
+// relative difference of two outputs that treats NaN as equal to NaN; the special
+// floating-point values edge-case tests start from.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -11,12 +12,35 @@
 #include "runtime/core/Array.h"
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace graphc::testing {
 
 /// The elements of an array, converted to double, in C order.
 std::vector<double> asDoubles(const Array& x);
+
+/// IEEE 754's special values of T (float, double) and a few ordinary ones: +-0,
+/// +-inf, NaN, +-the smallest subnormal, a subnormal near the smallest normal
+/// (min / 3), +-the smallest normal, +-the largest finite value, +-1, 0.5.
+template <typename T> std::vector<T> specialValues() {
+  using L = std::numeric_limits<T>;
+  return {T(0),
+          -T(0),
+          L::infinity(),
+          -L::infinity(),
+          L::quiet_NaN(),
+          L::denorm_min(),
+          -L::denorm_min(),
+          L::min() / 3,
+          L::min(),
+          -L::min(),
+          L::max(),
+          -L::max(),
+          T(1),
+          T(-1),
+          T(0.5)};
+}
 
 /// Random inputs for `g`, reproducible from `seed`: floats ~ N(0, 1) with n*I added
 /// to square matrices (so solves are well posed), integers in [-5, 5] without 0,

@@ -180,5 +180,21 @@ TEST(CpuColumn, ReductionsOverSeveralAndMiddleAxesMatchAPlainLoop) {
   expectColumnReductions({64, 64, 64}, {0, 1});
 }
 
+// Rows of a reduced axis over a kept innermost one go a row at a time where the
+// row is 65 to 2048 points (codegen/Llvm.cpp: jams), several at a time beside it:
+// the sizes around both bounds, over a middle axis and a leading one, with
+// reduced axes of 1, 3 (fewer than the jam's 4) and odd lengths.
+TEST(CpuColumn, RowsAtATimeAndJammedMatchAPlainLoop) {
+  for (int64_t inner : {63, 64, 65, 129, 2047, 2048, 2049})
+    for (int64_t rows : {1, 3, 37})
+      expectColumnReductions({3, rows, inner}, {1});
+  expectColumnReductions({5, 1, 300}, {1});
+  expectColumnReductions({1, 7, 300}, {1});
+  expectColumnReductions({41, 67, 257}, {1});
+  expectColumnReductions({301, 65}, {0});
+  expectColumnReductions({301, 64}, {0});
+  expectColumnReductions({9, 23, 31, 130}, {0, 2}); // reduced axes on both sides of a kept one
+}
+
 } // namespace
 } // namespace graphc

@@ -4,6 +4,10 @@
 #include <cstdint>
 #include <new>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace graphc {
 namespace {
 
@@ -12,6 +16,29 @@ namespace {
 size_t sizeClass(size_t bytes) {
   constexpr size_t kUnit = size_t{64} << 10;
   return (bytes + kUnit - 1) / kUnit * kUnit;
+}
+
+constexpr size_t kHugeBytes = HostPool::kHugeBytes;
+constexpr std::align_val_t kHugeAlign{HostPool::kHugeAlignment};
+
+/// A block for size class `size`; null when the memory cannot be had.
+void* newBlock(size_t size) {
+  if (size < kHugeBytes)
+    return ::operator new(size, std::nothrow);
+  void* p = ::operator new(size, kHugeAlign, std::nothrow);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (p) // advice only: where refused, 4 KB pages serve
+    madvise(p, size, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+/// Frees a block newBlock(size) gave.
+void deleteBlock(void* p, size_t size) {
+  if (size < kHugeBytes)
+    ::operator delete(p);
+  else
+    ::operator delete(p, kHugeAlign);
 }
 
 } // namespace
@@ -38,10 +65,10 @@ std::shared_ptr<void> HostPool::allocate(size_t bytes) {
     }
   }
   if (!p)
-    p = ::operator new(size, std::nothrow);
+    p = newBlock(size);
   if (!p) { // what is kept may be what is missing
     trim();
-    p = ::operator new(size, std::nothrow);
+    p = newBlock(size);
   }
   if (!p)
     return nullptr;
@@ -57,7 +84,7 @@ void HostPool::release(void* p, size_t size) {
       return;
     }
   }
-  ::operator delete(p);
+  deleteBlock(p, size);
 }
 
 size_t HostPool::cachedBytes() const {
@@ -74,7 +101,7 @@ void HostPool::trim() {
   }
   for (auto& [size, buffers] : kept)
     for (void* p : buffers)
-      ::operator delete(p);
+      deleteBlock(p, size);
 }
 
 } // namespace graphc

@@ -1,9 +1,9 @@
 //===- tests/runtime/HostPoolTest.cpp - Large host buffers kept for reuse -===//
 //
 // A released large buffer serves the next request of its size class (and no
-// other), what is kept never passes the cap, small buffers are not kept, large
-// Arrays go through the pool, and threads that allocate, fill and release buffers
-// at once each see only their own data.
+// other), what is kept never passes the cap, small buffers are not kept, huge
+// ones are aligned for huge pages, large Arrays go through the pool, and threads
+// that allocate, fill and release buffers at once each see only their own data.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/core/HostPool.h"
@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -73,6 +74,31 @@ TEST(HostPool, LargeArraysReuseTheirMemory) {
   std::vector<double> values = b.toVector<double>();
   for (double v : values)
     ASSERT_EQ(v, 0.0) << "zeros() clears reused memory";
+}
+
+TEST(HostPool, HugeBuffersAreAlignedForHugePagesAndHoldTheirData) {
+  HostPool pool;
+  for (size_t bytes : {HostPool::kHugeBytes - 1, HostPool::kHugeBytes, size_t{9} << 20 | 12345}) {
+    std::shared_ptr<void> a = pool.allocate(bytes);
+    ASSERT_TRUE(a);
+    auto at = reinterpret_cast<uintptr_t>(a.get());
+    if (bytes >= HostPool::kHugeBytes) {
+      EXPECT_EQ(at % HostPool::kHugeAlignment, 0u) << bytes << " bytes";
+    }
+    auto* p = static_cast<unsigned char*>(a.get());
+    for (size_t i = 0; i < bytes; ++i)
+      p[i] = static_cast<unsigned char>(i * 7 + bytes);
+    size_t bad = 0;
+    for (size_t i = 0; i < bytes; ++i)
+      bad += p[i] != static_cast<unsigned char>(i * 7 + bytes);
+    EXPECT_EQ(bad, 0u) << bytes << " bytes";
+  }
+  EXPECT_GE(pool.cachedBytes(), HostPool::kHugeBytes);
+  std::shared_ptr<void> again = pool.allocate(HostPool::kHugeBytes); // reused, still aligned
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(again.get()) % HostPool::kHugeAlignment, 0u);
+  again.reset();
+  pool.trim(); // frees aligned and plain blocks each as they were made
+  EXPECT_EQ(pool.cachedBytes(), 0u);
 }
 
 TEST(HostPool, ThreadsSeeOnlyTheirOwnData) {

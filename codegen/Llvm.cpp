@@ -188,6 +188,10 @@ private:
   Values loop(llvm::Value* from, llvm::Value* to, const Values& init, bool parallel,
               const std::function<Values(llvm::Value*, const Values&)>& body);
   void nest(const Sweep& s, const Merged& ms, size_t level, Values idx, int64_t rows);
+  /// True when level `level` of `ms` is an innermost reduced row of at most 8
+  /// points under a kept axis: nest unrolls it, and the loop over the kept axis
+  /// is the one that vectorizes (max over rows of 4 points: a lane per row).
+  bool unrolledRow(const Sweep& s, const Merged& ms, size_t level, bool hasErrors) const;
   /// The reductions a sweep accumulates.
   std::vector<int> reductions(const Sweep& s) const;
   llvm::Value* accumulate(int r, const Values& acc, llvm::Value* x, llvm::Value* pos,
@@ -715,6 +719,14 @@ void Gen::body(const Sweep& s, const Merged& ms, const Values& idx) {
       value(static_cast<int>(i), s, idx);
 }
 
+bool Gen::unrolledRow(const Sweep& s, const Merged& ms, size_t level, bool hasErrors) const {
+  constexpr int64_t kShortRow = 8;
+  bool accumulates = s.kind == Sweep::Accumulate || s.kind == Sweep::Deviations;
+  return accumulates && !hasErrors && level > 0 && level + 1 == ms.extents.size() &&
+         ms.strides[kSegment][level] == 0 && ms.strides[kSegment][level - 1] != 0 &&
+         ms.extents[level] <= kShortRow && !strip_;
+}
+
 void Gen::nest(const Sweep& s, const Merged& ms, size_t level, Values idx, int64_t rows) {
   llvm::Value* from = level == 0 ? begin_ : b_.getInt64(0);
   llvm::Value* to = level == 0 ? end_ : b_.getInt64(ms.extents[level]);
@@ -747,7 +759,10 @@ void Gen::nest(const Sweep& s, const Merged& ms, size_t level, Values idx, int64
     from = rest;
   }
   if (!innermost) {
-    loop(from, to, {}, false, [&](llvm::Value* i, const Values&) {
+    // Rows of a few points, unrolled: the loop over them is the innermost, its
+    // iterations independent (each its own segment), so it vectorizes.
+    bool parallel = unrolledRow(s, ms, level + 1, hasErrors);
+    loop(from, to, {}, parallel, [&](llvm::Value* i, const Values&) {
       Values inner = idx;
       inner.push_back(i);
       bool strip = level == 0 && inlineFinish_;
@@ -819,86 +834,90 @@ void Gen::nest(const Sweep& s, const Merged& ms, size_t level, Values idx, int64
     Op op = k_.insts[r].node->op();
     return vectorExtreme(r) && (op == Op::Argmax || op == Op::Argmin);
   });
-  Values final =
-      extremes
-          ? (argExtremes ? blocks() : extremeRow(s, idx, from, to, rs, init))
-          : loop(from, to, init, parallel, [&](llvm::Value* i, const Values& cur) {
-              Values at = idx;
-              at.push_back(i);
-              Values next;
-              if (s.kind == Sweep::Means) {
-                means(s, at);
-                return next;
-              }
-              body(s, ms, at);
-              if (s.kind == Sweep::Outputs || s.kind == Sweep::Finish) {
-                for (size_t i2 = 0; i2 < k_.insts.size(); ++i2) {
-                  const Inst& inst = k_.insts[i2];
-                  if (s.kind == Sweep::Outputs || inst.space != Space::Reduced || !s.needed[i2])
-                    continue;
-                  storeTyped(
-                      inst.dtype, vals_[i2],
-                      pointer(slots_.of(CpuSlots::Reduced, i2), memoryType(ctx_, inst.dtype)),
-                      offset(kDense, at));
-                }
-                if (s.kind == Sweep::Outputs)
-                  for (size_t o = 0; o < k_.outputs.size(); ++o) {
-                    const KernelOutput& out = k_.outputs[o];
-                    if (out.space != Space::Domain)
-                      continue;
-                    DType t = k_.insts[out.inst].dtype;
-                    storeTyped(t, vals_[out.inst], pointer(slots_.output(o), memoryType(ctx_, t)),
-                               offset(kDense, at));
-                  }
-                return next;
-              }
-              // The segment is the same for the `rows` rows (their axis is reduced).
-              llvm::Value* off = registers ? segOffset : offset(kSegment, at);
-              bool positions = false;
-              for (int r : rs)
-                positions =
-                    positions || (accumulators_[r]->position && s.kind == Sweep::Accumulate);
-              std::vector<Values> accs;
-              std::vector<llvm::Value*> means;
-              size_t c = 0;
-              for (int r : rs) {
-                Values ps = accPointers(r);
-                std::vector<llvm::Type*> ts = types(r);
-                Values acc;
-                for (size_t j = 0; j < ps.size(); ++j)
-                  acc.push_back(registers ? cur[c + j] : load(ts[j], ps[j], off));
-                accs.push_back(acc);
-                means.push_back(s.kind != Sweep::Deviations
-                                    ? nullptr
-                                    : load(b_.getDoubleTy(),
-                                           pointer(slots_.of(CpuSlots::Mean, r), b_.getDoubleTy()),
-                                           off));
-                c += ps.size();
-              }
-              for (int64_t u = 0; u < rows; ++u) {
-                Values point = at;
-                if (u > 0) {
-                  point[point.size() - 2] = b_.CreateAdd(at[at.size() - 2], b_.getInt64(u));
-                  body(s, ms, point);
-                }
-                llvm::Value* pos = positions ? offset(kPosition, point) : nullptr;
-                for (size_t n = 0; n < rs.size(); ++n) {
-                  Values out;
-                  accumulate(rs[n], accs[n], vals_[k_.insts[rs[n]].args[0]], pos, means[n], out);
-                  accs[n] = out;
-                }
-              }
-              for (size_t n = 0; n < rs.size(); ++n) {
-                Values ps = accPointers(rs[n]);
-                for (size_t j = 0; j < accs[n].size(); ++j) {
-                  if (registers)
-                    next.push_back(accs[n][j]);
-                  else
-                    store(accs[n][j], ps[j], off);
-                }
-              }
-              return next;
-            });
+  auto point = [&](llvm::Value* i, const Values& cur) {
+    Values at = idx;
+    at.push_back(i);
+    Values next;
+    if (s.kind == Sweep::Means) {
+      means(s, at);
+      return next;
+    }
+    body(s, ms, at);
+    if (s.kind == Sweep::Outputs || s.kind == Sweep::Finish) {
+      for (size_t i2 = 0; i2 < k_.insts.size(); ++i2) {
+        const Inst& inst = k_.insts[i2];
+        if (s.kind == Sweep::Outputs || inst.space != Space::Reduced || !s.needed[i2])
+          continue;
+        storeTyped(inst.dtype, vals_[i2],
+                   pointer(slots_.of(CpuSlots::Reduced, i2), memoryType(ctx_, inst.dtype)),
+                   offset(kDense, at));
+      }
+      if (s.kind == Sweep::Outputs)
+        for (size_t o = 0; o < k_.outputs.size(); ++o) {
+          const KernelOutput& out = k_.outputs[o];
+          if (out.space != Space::Domain)
+            continue;
+          DType t = k_.insts[out.inst].dtype;
+          storeTyped(t, vals_[out.inst], pointer(slots_.output(o), memoryType(ctx_, t)),
+                     offset(kDense, at));
+        }
+      return next;
+    }
+    // The segment is the same for the `rows` rows (their axis is reduced).
+    llvm::Value* off = registers ? segOffset : offset(kSegment, at);
+    bool positions = false;
+    for (int r : rs)
+      positions = positions || (accumulators_[r]->position && s.kind == Sweep::Accumulate);
+    std::vector<Values> accs;
+    std::vector<llvm::Value*> means;
+    size_t c = 0;
+    for (int r : rs) {
+      Values ps = accPointers(r);
+      std::vector<llvm::Type*> ts = types(r);
+      Values acc;
+      for (size_t j = 0; j < ps.size(); ++j)
+        acc.push_back(registers ? cur[c + j] : load(ts[j], ps[j], off));
+      accs.push_back(acc);
+      means.push_back(s.kind != Sweep::Deviations
+                          ? nullptr
+                          : load(b_.getDoubleTy(),
+                                 pointer(slots_.of(CpuSlots::Mean, r), b_.getDoubleTy()), off));
+      c += ps.size();
+    }
+    for (int64_t u = 0; u < rows; ++u) {
+      Values point = at;
+      if (u > 0) {
+        point[point.size() - 2] = b_.CreateAdd(at[at.size() - 2], b_.getInt64(u));
+        body(s, ms, point);
+      }
+      llvm::Value* pos = positions ? offset(kPosition, point) : nullptr;
+      for (size_t n = 0; n < rs.size(); ++n) {
+        Values out;
+        accumulate(rs[n], accs[n], vals_[k_.insts[rs[n]].args[0]], pos, means[n], out);
+        accs[n] = out;
+      }
+    }
+    for (size_t n = 0; n < rs.size(); ++n) {
+      Values ps = accPointers(rs[n]);
+      for (size_t j = 0; j < accs[n].size(); ++j) {
+        if (registers)
+          next.push_back(accs[n][j]);
+        else
+          store(accs[n][j], ps[j], off);
+      }
+    }
+    return next;
+  };
+  Values final;
+  if (extremes) {
+    final = argExtremes ? blocks() : extremeRow(s, idx, from, to, rs, init);
+  } else if (unrolledRow(s, ms, level, hasErrors)) {
+    final = init;
+    for (int64_t u = 0; u < ms.extents[level]; ++u)
+      final = point(b_.getInt64(u), final);
+  } else {
+    final = loop(from, to, init, parallel, point);
+  }
   if (registers) {
     size_t c = 0;
     for (int r : rs) {

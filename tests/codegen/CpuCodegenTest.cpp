@@ -333,6 +333,26 @@ TEST(CpuCodegen, RowExtremesTakeTiesAndNanAsTheInterpreter) {
   }
 }
 
+// Rows of at most 8 points are unrolled and the loop over the rows vectorizes
+// (codegen/Llvm.cpp: unrolledRow): ties, NaN, infinities and zeros as the
+// interpreter takes them, rows of 1 to 9 points (9: the loop again) over an odd
+// number of rows, and under a kept axis with a reduced one outside it.
+TEST(CpuCodegen, ShortRowsTakeTiesAndNanAsTheInterpreter) {
+  for (const char* t : {"f32", "f64", "i32"}) {
+    std::string sum = std::string(t) == "i32" ? "" : "  %s = sum %x {axes=[1]}\n";
+    for (int points = 1; points <= 9; ++points)
+      expectSameOnTies(fmt::format("graph @e(%x: {0}[1001,{3}]) {{\n  %a = argmax %x {{axes=[1]}}\n"
+                                   "  %m = max %x {{axes=[1]}}\n  %n = argmin %x {{axes=[1]}}\n"
+                                   "  %i = min %x {{axes=[1]}}\n{1}  return %a, %m, %n, %i{2}\n}}",
+                                   t, sum, sum.empty() ? "" : ", %s", points),
+                       fmt::format("rows of {} {}", points, t), 5);
+    expectSameOnTies(fmt::format("graph @e(%x: {0}[7,5,3]) {{\n  %a = argmax %x {{axes=[0,2]}}\n"
+                                 "  %m = min %x {{axes=[0,2]}}\n  return %a, %m\n}}",
+                                 t),
+                     fmt::format("short rows, axes 0 and 2 {}", t), 5);
+  }
+}
+
 TEST(CpuCodegen, IntegerErrorsAreTheInterpreters) {
   const Kernel& k =
       kernelOfText("graph @d(%a: i32[5000], %b: i32[5000]) {\n  %q = div %a, %b\n  return %q\n}");

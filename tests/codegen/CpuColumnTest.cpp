@@ -184,6 +184,16 @@ TEST(CpuColumn, ReductionsOverSeveralAndMiddleAxesMatchAPlainLoop) {
 // row is 65 to 2048 points (codegen/Llvm.cpp: jams), several at a time beside it:
 // the sizes around both bounds, over a middle axis and a leading one, with
 // reduced axes of 1, 3 (fewer than the jam's 4) and odd lengths.
+// Rows of at most 8 points are unrolled, the loop over the rows vectorized
+// (codegen/Llvm.cpp: unrolledRow): rows of 1 to 9 points over an odd number of
+// rows, and under a kept axis with reduced axes outside it.
+TEST(CpuColumn, ShortRowsMatchAPlainLoop) {
+  for (int64_t points = 1; points <= 9; ++points)
+    expectColumnReductions({1001, points}, {1});
+  expectColumnReductions({5, 333, 4}, {0, 2});
+  expectColumnReductions({3, 7, 11, 2}, {3});
+}
+
 TEST(CpuColumn, RowsAtATimeAndJammedMatchAPlainLoop) {
   for (int64_t inner : {63, 64, 65, 129, 2047, 2048, 2049})
     for (int64_t rows : {1, 3, 37})

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -431,6 +432,10 @@ llvm::Value* Gen::accumulate(int r, const Values& acc, llvm::Value* x, llvm::Val
     } else {
       better = isMax ? b_.CreateICmpSGT(x, best) : b_.CreateICmpSLT(x, best);
     }
+    if (acc.size() == 1) { // float max or min from +-inf: no position
+      out = {b_.CreateSelect(better, x, best)};
+      return nullptr;
+    }
     llvm::Value* take = b_.CreateOr(b_.CreateICmpSLT(acc[1], b_.getInt64(0)), better);
     out = {b_.CreateSelect(take, x, best), b_.CreateSelect(take, pos, acc[1])};
     return nullptr;
@@ -458,8 +463,9 @@ bool Gen::vectorExtreme(int r) const {
 /// maxnum/minnum reduction over the values with NaN taken out (exact: no NaN goes
 /// in, and a zero's sign does not matter to the comparison) and, apart, whether
 /// there was a NaN; the second, for argmax and argmin, the first position holding
-/// it (a min reduction over positions). max and min keep the first point's
-/// position (any point seen will do: only the value is read). The result then
+/// it (a min reduction over positions). Integer max and min keep the first
+/// point's position (any point seen will do: only the value is read), float ones
+/// none (they start at -inf or +inf). The result then
 /// joins the accumulator as a single point would, so earlier points win ties.
 Values Gen::extremeRow(const Sweep& s, const Values& idx, llvm::Value* from, llvm::Value* to,
                        const std::vector<int>& rs, const Values& init) {
@@ -630,11 +636,11 @@ Values Gen::extremeRow(const Sweep& s, const Values& idx, llvm::Value* from, llv
     Op op = k_.insts[r].node->op();
     llvm::Value* pos = op == Op::Argmax || op == Op::Argmin ? firstAt[p] : firstPos;
     p += 1;
-    Values old(init.begin() + c, init.begin() + c + 2), joined;
+    Values old(init.begin() + c, init.begin() + c + width), joined;
     accumulate(r, old, target[r], pos, nullptr, joined);
-    out.push_back(b_.CreateSelect(seen, joined[0], old[0]));
-    out.push_back(b_.CreateSelect(seen, joined[1], old[1]));
-    c += 2;
+    for (size_t j = 0; j < width; ++j)
+      out.push_back(b_.CreateSelect(seen, joined[j], old[j]));
+    c += width;
   }
   return out;
 }
@@ -657,6 +663,11 @@ llvm::Value* Gen::finishReduction(int r, const Values& idx) {
   auto combine = [&](llvm::Value* p, const Values& cur) {
     llvm::Value* at = b_.CreateAdd(b_.CreateMul(p, segments), s);
     llvm::Value* v = load(op == Op::Var ? b_.getDoubleTy() : irType(ctx_, a.value), values, at);
+    if (!a.position && isExtreme(op)) {
+      Values out;
+      accumulate(r, cur, v, nullptr, nullptr, out);
+      return out;
+    }
     if (!a.position) {
       bool product = op == Op::Prod;
       if (ir::isFloat(a.value))
@@ -1076,7 +1087,12 @@ CpuKernel Gen::emit() {
     a.init = op == Op::Prod ? 1 : 0;
     if (isExtreme(op)) {
       a.value = t;
-      a.position = true;
+      // Float max and min keep no position: they start at -inf or +inf, which
+      // every number but itself and every NaN replaces (the sweep's accumulators
+      // half as large: a column max over 4096 x 4096 reads 16 KB of them, not 48).
+      a.position = op == Op::Argmax || op == Op::Argmin || !ir::isFloat(t);
+      if (!a.position)
+        a.init = op == Op::Max ? -INFINITY : INFINITY;
     }
     a.var = op == Op::Var;
     varAtStage[inst.stage - 1] = varAtStage[inst.stage - 1] || a.var;

@@ -353,6 +353,22 @@ TEST(CpuCodegen, ShortRowsTakeTiesAndNanAsTheInterpreter) {
   }
 }
 
+// Float max and min keep no position (they start at -inf or +inf): over leading
+// axes, where the accumulators are the sweep's (rows jammed, a row at a time, in
+// strips that finish themselves, in parts of a long axis), ties, NaN (in every
+// point, often, never), infinities and zeros as the interpreter takes them,
+// beside an argmax that keeps its positions.
+TEST(CpuCodegen, ColumnExtremesTakeTiesAndNanAsTheInterpreter) {
+  for (const char* t : {"f32", "f64"})
+    for (const char* shape : {"4,3001", "301,77", "64,3000", "200001,3"})
+      for (int nanOneIn : {0, 7, 1})
+        expectSameOnTies(fmt::format("graph @e(%x: {0}[{1}]) {{\n  %m = max %x {{axes=[0]}}\n"
+                                     "  %n = min %x {{axes=[0]}}\n  %a = argmax %x {{axes=[0]}}\n"
+                                     "  return %m, %n, %a\n}}",
+                                     t, shape),
+                         fmt::format("columns of {} {} NaN in {}", shape, t, nanOneIn), nanOneIn);
+}
+
 TEST(CpuCodegen, IntegerErrorsAreTheInterpreters) {
   const Kernel& k =
       kernelOfText("graph @d(%a: i32[5000], %b: i32[5000]) {\n  %q = div %a, %b\n  return %q\n}");

@@ -13,8 +13,9 @@
 // merged axis runs over [begin, end) (the runtime splits it over threads), inner
 // axes over their whole extent. `table` holds the buffers (CpuSlots): inputs,
 // outputs, per reduced-space instruction its values, and per reduction its
-// accumulators (the running value; the position of max/min/argmax/argmin, -1
-// before the first point; var's squared deviations and mean). A kernel of integer
+// accumulators (the running value, from -inf or +inf for float max and min; the
+// position of argmax/argmin and of integer max/min, -1 before the first point;
+// var's squared deviations and mean). A kernel of integer
 // div, remainder or pow stores the failing instruction's number + 1 in the table's
 // error word (i32), as codegen/Cuda.h's kernels do (cudaErrorMessage reads it).
 //
@@ -64,9 +65,9 @@ struct CpuStage {
 /// The accumulators of one reduce instruction (see CpuSlots).
 struct CpuAccumulator {
   ir::DType value = ir::DType::F64; ///< double for float sums, products and var
-  bool position = false;            ///< max, min, argmax, argmin: i64 positions (-1: none)
-  bool var = false;                 ///< var: double squares and means
-  double init = 0;                  ///< the running value's start (1 for prod)
+  bool position = false; ///< argmax, argmin, integer max and min: i64 positions (-1: none)
+  bool var = false;      ///< var: double squares and means
+  double init = 0;       ///< the running value's start (1 for prod)
 };
 
 /// The slots of a kernel's buffer table.

@@ -66,6 +66,14 @@ template <typename T> __device__ T warpSum(T s) {
     s += __shfl_xor_sync(0xffffffffu, s, o);
   return s;
 }
+// warpSum of G values at once, so that their shuffles overlap.
+template <typename T, int G> __device__ void warpSums(T (&s)[G]) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+      s[g] += __shfl_xor_sync(0xffffffffu, s[g], o);
+}
 template <typename T> __device__ T warpMax(T s) {
   for (int o = 16; o > 0; o >>= 1)
     s = fmax(s, __shfl_xor_sync(0xffffffffu, s, o));
@@ -184,11 +192,7 @@ __device__ void applyReflector(T* base, int ld, const int (&l)[G], const bool (&
       s[g] += v[t] * (i >= j && i < m ? x[g][t] : T(0));
     }
   }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-    for (int g = 0; g < G; ++g)
-      s[g] += __shfl_xor_sync(0xffffffffu, s[g], o);
+  warpSums(s);
 #pragma unroll
   for (int g = 0; g < G; ++g) {
     T f = tau * s[g];
@@ -234,11 +238,7 @@ __device__ void applyPanel(T* base, int ld, const int (&l)[G], const int (&c)[G]
       for (int t = 0; t < R; ++t)
         d[g] += v[t] * (lane + 32 * t >= j && lane + 32 * t < m ? x[g][t] : T(0));
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-      for (int g = 0; g < G; ++g)
-        d[g] += __shfl_xor_sync(0xffffffffu, d[g], o);
+    warpSums(d);
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       T f = tau * d[g];

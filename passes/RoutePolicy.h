@@ -89,9 +89,9 @@ struct RoutePolicy {
   /// 0.16 / 0.17, 256 x 32 0.117 / 0.109 / 0.094 / 0.103.
   int64_t qrClusterPanelColumns = 16;
   /// One matrix takes the kernel up to this many rows. f64 on an H200
-  /// (2026-12-02, ms, kernel against cuSOLVER): 128 x 128 0.28 / 0.91, 128 x 256
-  /// 0.37 / 0.99 (panels of 32); 256 x 128 0.38 / 0.39, 256 x 256 0.81 / 0.77,
-  /// 512 x 128 0.64 / 0.49, 300 x 300 1.56 / 1.00.
+  /// (2026-12-02, ms, kernel against cuSOLVER): 128 x 128 0.25 / 0.68, 128 x 256
+  /// 0.25 / 0.69; 256 x 128 0.39 / 0.39, 256 x 256 0.81 / 0.77, 512 x 128 0.65 /
+  /// 0.48, 300 x 300 1.59 / 1.00.
   int64_t qrClusterSingleMaxRows = 128;
   /// Batches take it from two matrices, or from this many above 256 rows (a
   /// single one of those is faster on cuSOLVER; 2 x 300 x 300: 1.58 / 1.98, 2 x

@@ -45,7 +45,7 @@ void Step::fail(const std::string& message) const {
 
 namespace {
 
-Arrays runNodeOfKind(const Step& s, llvm::ArrayRef<Array> operands) {
+Arrays runNodeOfKind(const Step& s, llvm::ArrayRef<Array> operands, const Array& into) {
   switch (ir::opInfo(s.op).kind) {
   case ir::OpKind::Source:
     return runSource(s);
@@ -54,7 +54,7 @@ Arrays runNodeOfKind(const Step& s, llvm::ArrayRef<Array> operands) {
   case ir::OpKind::Reduce:
     return runReduce(s, operands);
   case ir::OpKind::Linalg:
-    return runLinalg(s, operands);
+    return runLinalg(s, operands, into);
   case ir::OpKind::Assume: // the identity: the result shares the operand's memory
     return {operands[0]};
   case ir::OpKind::Unary:
@@ -70,17 +70,17 @@ Arrays runNodeOfKind(const Step& s, llvm::ArrayRef<Array> operands) {
 
 } // namespace
 
-Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands) {
+Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands, const Array& into) {
   try {
-    return runNodeOfKind(s, operands);
+    return runNodeOfKind(s, operands, into);
   } catch (const AllocationError& e) {
     throw AllocationError(fmt::format("{}: {}", s.who(), e.message()), s.loc);
   }
 }
 
-Arrays RunFailures::step(const Step& s, llvm::ArrayRef<Array> operands) {
+Arrays RunFailures::step(const Step& s, llvm::ArrayRef<Array> operands, const Array& into) {
   try {
-    return runNode(s, operands);
+    return runNode(s, operands, into);
   } catch (const ItemsFailed& e) {
     failed_ = failed_ ? ItemFallbackError::merged(*failed_, e) : ItemFallbackError(e);
     return {e.result()};

@@ -76,10 +76,10 @@ private:
 /// throwIfFailed() once its outputs are written.
 class RunFailures {
 public:
-  /// runNode(s, operands), or the result an ItemsFailed it throws carries (the
-  /// failure noted). Any other error after a noted failure is that failure for the
-  /// whole run: it may come from the failed items' values.
-  Arrays step(const Step& s, llvm::ArrayRef<Array> operands);
+  /// runNode(s, operands, into), or the result an ItemsFailed it throws carries
+  /// (the failure noted). Any other error after a noted failure is that failure for
+  /// the whole run: it may come from the failed items' values.
+  Arrays step(const Step& s, llvm::ArrayRef<Array> operands, const Array& into = Array());
   /// In a handler of a step's error: throws the noted failure for the whole run,
   /// or, when there is none, rethrows the error.
   [[noreturn]] void rethrow() const;
@@ -95,8 +95,11 @@ private:
 void copyResults(llvm::ArrayRef<Array> results, llvm::ArrayRef<Array> outputs);
 
 /// Runs any non-parameter node by its op family. An array it cannot allocate is an
-/// AllocationError naming the node, at its position.
-Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands);
+/// AllocationError naming the node, at its position. `into`, when valid, is a dense
+/// array of the type of the node's first result that overlaps no operand: the
+/// linear-algebra kernels write that result into it (and return it) instead of
+/// into an array of their own; the other families ignore it.
+Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands, const Array& into = Array());
 /// Compiles `g` to its lowered program (the "cpu" backend's executables).
 std::unique_ptr<Executable> compileProgram(const ir::Graph& g);
 
@@ -108,7 +111,9 @@ void applyElementwise(const Step& s, DType operandType, llvm::ArrayRef<const voi
                       void* out, int64_t n);
 Arrays runShapeOp(const Step& s, llvm::ArrayRef<Array> operands);
 Arrays runReduce(const Step& s, llvm::ArrayRef<Array> operands);
-Arrays runLinalg(const Step& s, llvm::ArrayRef<Array> operands);
+/// `into` as runNode's: matmul, syrk, solve, cholesky, triangular_solve and inverse
+/// write their result into it.
+Arrays runLinalg(const Step& s, llvm::ArrayRef<Array> operands, const Array& into = Array());
 
 /// max, min, mean, argmax and argmin over zero elements: the error of reduction `s`.
 [[noreturn]] void failEmptyReduction(const Step& s, const ir::TensorType& input);

@@ -9,7 +9,9 @@
 // the loops of runtime/cpu/SmallLinalg.h instead, the batch split over the thread
 // pool when it is large: lu, inverse, det and logdet factor with them, and solve,
 // cholesky, left-side triangular_solve, matmul and syrk (all dimensions small) run
-// entirely on them.
+// entirely on them. Where the caller names the array the first result goes to
+// (runLinalg's `into`: a result of the run), matmul, syrk, solve, cholesky,
+// triangular_solve and inverse write it there instead of into an array of their own.
 //
 // LAPACK failures are errors naming the op and every failing batch item (counted
 // from 0; a chosen Cholesky's name them in an ItemFallbackError whose run goes on);
@@ -195,9 +197,31 @@ void checkCall(const Step& s, lapack_int info, const char* routine, int64_t b) {
                        info, b));
 }
 
-/// getrf on a copy of each matrix of `a`, calling `f(b, lu, ipiv, info)` per item.
-template <typename T, typename F> Array factorLu(const Step& s, const Array& a, F&& f) {
-  Array lu = a.clone();
+/// The array the first result of `s` is written into: `into` where runLinalg's
+/// caller gave one, else a new one (uninitialized).
+Array resultArray(const Step& s, const Array& into) {
+  return into.valid() ? into : Array::empty(s.type().dtype, s.type().shape);
+}
+
+/// resultArray() with zeros.
+Array resultZeros(const Step& s, const Array& into) {
+  if (!into.valid())
+    return Array::zeros(s.type().dtype, s.type().shape);
+  std::memset(into.rawData(), 0, into.type().bytes()); // f32 and f64 zero: all bits 0
+  return into;
+}
+
+/// resultArray() holding a copy of `a` (of the result's type), for LAPACK to work
+/// on in place.
+Array resultCopy(const Array& a, const Array& into) {
+  if (!into.valid())
+    return a.clone();
+  std::memcpy(into.rawData(), a.rawData(), a.type().bytes());
+  return into;
+}
+
+/// getrf of each matrix of `lu` in place, calling `f(b, lu, ipiv, info)` per item.
+template <typename T, typename F> Array factorLu(const Step& s, Array lu, F&& f) {
   Matrices m(lu);
   std::vector<lapack_int> ipiv(std::max<int64_t>(m.rows, 1));
   for (int64_t b = 0; b < m.batch; ++b) {
@@ -214,12 +238,13 @@ template <typename T, typename F> Array factorLu(const Step& s, const Array& a, 
   return lu;
 }
 
-template <typename T> Array matmul(const Step& s, const Array& a, const Array& b) {
+template <typename T>
+Array matmul(const Step& s, const Array& a, const Array& b, const Array& into) {
   bool ta = s.attrs.flag("transpose_a"), tb = s.attrs.flag("transpose_b");
   Matrices ma(a), mb(b), mc(s.type().shape);
   int64_t k = ta ? ma.rows : ma.cols;
   if (mc.size() > 0 && isSmall(mc.rows) && isSmall(mc.cols) && isSmall(k)) {
-    Array c = Array::empty(s.type().dtype, s.type().shape);
+    Array c = resultArray(s, into);
     forEachItem(mc.batch, mc.batch * mc.size() * k, [&](int64_t i) {
       small::gemm(static_cast<int>(mc.rows), static_cast<int>(mc.cols), static_cast<int>(k), ta, tb,
                   ma.item<T>(a, i), mb.item<T>(b, i), mc.item<T>(c, i));
@@ -227,8 +252,8 @@ template <typename T> Array matmul(const Step& s, const Array& a, const Array& b
     return c;
   }
   if (mc.size() == 0 || k == 0)
-    return Array::zeros(s.type().dtype, s.type().shape);
-  Array c = Array::empty(s.type().dtype, s.type().shape); // beta = 0: C is not read
+    return resultZeros(s, into);
+  Array c = resultArray(s, into); // beta = 0: C is not read
   forEachItem(mc.batch, blasWork(mc.batch, mc.rows, mc.cols, k), [&](int64_t i) {
     Lapack<T>::gemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     mc.rows, mc.cols, k, T(1), ma.item<T>(a, i), ma.ld(), mb.item<T>(b, i), mb.ld(),
@@ -239,12 +264,12 @@ template <typename T> Array matmul(const Step& s, const Array& a, const Array& b
 
 /// syrk: X*X' (or X'*X with `transpose`); BLAS fills the lower triangle, which is
 /// then mirrored so the result is the full symmetric matrix.
-template <typename T> Array syrk(const Step& s, const Array& x) {
+template <typename T> Array syrk(const Step& s, const Array& x, const Array& into) {
   bool trans = s.attrs.flag("transpose");
   Matrices mx(x), mc(s.type().shape);
   int64_t n = mc.rows, k = trans ? mx.rows : mx.cols;
   if (isSmall(n) && isSmall(k)) { // op(X) op(X)' as a product: exactly symmetric
-    Array c = Array::empty(s.type().dtype, s.type().shape);
+    Array c = resultArray(s, into);
     forEachItem(mc.batch, mc.batch * mc.size() * k, [&](int64_t b) {
       const T* px = mx.item<T>(x, b);
       small::gemm(static_cast<int>(n), static_cast<int>(n), static_cast<int>(k), trans, !trans, px,
@@ -253,8 +278,8 @@ template <typename T> Array syrk(const Step& s, const Array& x) {
     return c;
   }
   if (mc.size() == 0 || k == 0)
-    return Array::zeros(s.type().dtype, s.type().shape);
-  Array c = Array::empty(s.type().dtype, s.type().shape); // beta = 0: C is not read
+    return resultZeros(s, into);
+  Array c = resultArray(s, into); // beta = 0: C is not read
   forEachItem(mc.batch, blasWork(mc.batch, n, n, k), [&](int64_t b) {
     T* pc = mc.item<T>(c, b);
     Lapack<T>::syrk(CblasRowMajor, CblasLower, trans ? CblasTrans : CblasNoTrans, n, k, T(1),
@@ -268,8 +293,9 @@ template <typename T> Array syrk(const Step& s, const Array& x) {
 
 /// solve for n <= kMaxSmallN: each item factored on the stack, its solution written
 /// in place of a copy of its right-hand sides.
-template <typename T> Array smallSolve(const Step& s, const Array& a, const Array& rhs) {
-  Array x = Array::empty(rhs.dtype(), rhs.shape());
+template <typename T>
+Array smallSolve(const Step& s, const Array& a, const Array& rhs, const Array& into) {
+  Array x = resultArray(s, into);
   Matrices ma(a), mx(x);
   int n = static_cast<int>(ma.rows), cols = static_cast<int>(mx.cols);
   ItemFailures singular(mx.batch);
@@ -288,10 +314,11 @@ template <typename T> Array smallSolve(const Step& s, const Array& a, const Arra
   return x;
 }
 
-template <typename T> Array solve(const Step& s, const Array& a, const Array& rhs) {
+template <typename T>
+Array solve(const Step& s, const Array& a, const Array& rhs, const Array& into) {
   if (isSmall(Matrices(a).rows))
-    return smallSolve<T>(s, a, rhs);
-  Array x = rhs.clone(), lu = a.clone();
+    return smallSolve<T>(s, a, rhs, into);
+  Array x = resultCopy(rhs, into), lu = a.clone();
   Matrices ma(a), mx(x);
   ItemFailures singular(mx.batch);
   lapack_int n = static_cast<lapack_int>(ma.rows);
@@ -352,12 +379,12 @@ void failCholesky(const Step& s, const Array& l, const ItemFailures& indefinite)
   throw ItemsFailed(ItemFallbackError(message, s.loc, items, shape.drop_back(2).vec()), l);
 }
 
-template <typename T> Array cholesky(const Step& s, const Array& a) {
+template <typename T> Array cholesky(const Step& s, const Array& a, const Array& into) {
   bool upper = s.attrs.flag("upper");
   Matrices m(a);
   ItemFailures indefinite(m.batch);
   if (isSmall(m.rows)) { // each item copied where it is factored; potrf zeroes the other half
-    Array l = Array::empty(a.dtype(), a.shape());
+    Array l = resultArray(s, into);
     int n = static_cast<int>(m.rows);
     forEachItem(m.batch, m.batch * n * n * n, indefinite, [&](int64_t b) {
       std::memcpy(m.item<T>(l, b), m.item<T>(a, b), sizeof(T) * m.size());
@@ -369,7 +396,7 @@ template <typename T> Array cholesky(const Step& s, const Array& a) {
   // Each item copied, factored and its other half zeroed while in the cache. The
   // row-major triangle is the column-major one of the other side (A is read in one
   // triangle only): LAPACKE then factors in place instead of transposing twice.
-  Array l = Array::empty(a.dtype(), a.shape());
+  Array l = resultArray(s, into);
   if (m.rows > 0)
     forEachItem(m.batch, lapackWork(m), indefinite, [&](int64_t b) {
       T* f = m.item<T>(l, b);
@@ -383,13 +410,14 @@ template <typename T> Array cholesky(const Step& s, const Array& a) {
   return l;
 }
 
-template <typename T> Array triangularSolve(const Step& s, const Array& a, const Array& rhs) {
+template <typename T>
+Array triangularSolve(const Step& s, const Array& a, const Array& rhs, const Array& into) {
   bool lower = s.attrs.flag("lower"), right = s.attrs.flag("right_side");
   bool trans = s.attrs.flag("transpose_a"), unit = s.attrs.flag("unit_diagonal");
   Matrices ma(a), mx(rhs);
   bool useSmall = !right && isSmall(ma.rows);
   // The small loops copy each item where they solve it; LAPACK's run on a copy.
-  Array x = useSmall ? Array::empty(rhs.dtype(), rhs.shape()) : rhs.clone();
+  Array x = useSmall ? resultArray(s, into) : resultCopy(rhs, into);
   ItemFailures singular(ma.batch);
   int64_t work = useSmall ? ma.batch * ma.size() * mx.cols : lapackWork(ma);
   forEachItem(ma.batch, work, singular, [&](int64_t b) -> lapack_int {
@@ -421,7 +449,7 @@ template <typename T> Arrays lu(const Step& s, const Array& a) {
   Matrices m(a);
   int64_t n = m.rows;
   Array p = Array::zeros(a.dtype(), a.shape()), l = Array::zeros(a.dtype(), a.shape());
-  Array u = factorLu<T>(s, a, [&](int64_t b, T* f, lapack_int* ipiv, lapack_int) {
+  Array u = factorLu<T>(s, a.clone(), [&](int64_t b, T* f, lapack_int* ipiv, lapack_int) {
     // Row i of L*U is row perm[i] of A, so P[perm[i], i] = 1.
     std::vector<int64_t> perm(n);
     for (int64_t i = 0; i < n; ++i)
@@ -472,15 +500,16 @@ template <typename T> Arrays qr(const Step& s, const Array& a) {
   return {q, r};
 }
 
-template <typename T> Array inverse(const Step& s, const Array& a) {
+template <typename T> Array inverse(const Step& s, const Array& a, const Array& into) {
   Matrices m(a);
   ItemFailures singular(m.batch);
-  Array out = factorLu<T>(s, a, [&](int64_t b, T* f, lapack_int* ipiv, lapack_int info) {
-    if (info > 0)
-      singular.add(b, info);
-    else if (m.rows > 0)
-      checkCall(s, Lapack<T>::getri(LAPACK_ROW_MAJOR, m.rows, f, m.ld(), ipiv), "getri", b);
-  });
+  Array out =
+      factorLu<T>(s, resultCopy(a, into), [&](int64_t b, T* f, lapack_int* ipiv, lapack_int info) {
+        if (info > 0)
+          singular.add(b, info);
+        else if (m.rows > 0)
+          checkCall(s, Lapack<T>::getri(LAPACK_ROW_MAJOR, m.rows, f, m.ld(), ipiv), "getri", b);
+      });
   singular.throwIfAny(s, "matrix is singular", zeroPivot);
   return out;
 }
@@ -492,7 +521,7 @@ template <typename T> Array determinant(const Step& s, const Array& a) {
   Array out = Array::empty(s.type().dtype, s.type().shape);
   T* o = out.data<T>();
   bool logAbs = s.op == Op::Logdet;
-  factorLu<T>(s, a, [&](int64_t b, T* f, lapack_int* ipiv, lapack_int) {
+  factorLu<T>(s, a.clone(), [&](int64_t b, T* f, lapack_int* ipiv, lapack_int) {
     double det = 1.0, logdet = 0.0;
     for (int64_t i = 0; i < m.rows; ++i) {
       double d = f[i * m.cols + i];
@@ -532,7 +561,7 @@ template <typename F> Arrays visitFloat(const Step& s, DType dtype, F&& f) {
 
 } // namespace
 
-Arrays runLinalg(const Step& s, llvm::ArrayRef<Array> xs) {
+Arrays runLinalg(const Step& s, llvm::ArrayRef<Array> xs, const Array& into) {
   ieeeLapack();
   ThreadPool::global(); // GRAPHC_NUM_THREADS bounds OpenBLAS's threads from the first call
   if (s.op == Op::Trace)
@@ -541,21 +570,21 @@ Arrays runLinalg(const Step& s, llvm::ArrayRef<Array> xs) {
     using T = typename decltype(tag)::type;
     switch (s.op) {
     case Op::Matmul:
-      return {matmul<T>(s, xs[0], xs[1])};
+      return {matmul<T>(s, xs[0], xs[1], into)};
     case Op::Syrk:
-      return {syrk<T>(s, xs[0])};
+      return {syrk<T>(s, xs[0], into)};
     case Op::Solve:
-      return {solve<T>(s, xs[0], xs[1])};
+      return {solve<T>(s, xs[0], xs[1], into)};
     case Op::Cholesky:
-      return {cholesky<T>(s, xs[0])};
+      return {cholesky<T>(s, xs[0], into)};
     case Op::TriangularSolve:
-      return {triangularSolve<T>(s, xs[0], xs[1])};
+      return {triangularSolve<T>(s, xs[0], xs[1], into)};
     case Op::Lu:
       return lu<T>(s, xs[0]);
     case Op::Qr:
       return qr<T>(s, xs[0]);
     case Op::Inverse:
-      return {inverse<T>(s, xs[0])};
+      return {inverse<T>(s, xs[0], into)};
     case Op::Det:
     case Op::Logdet:
       return {determinant<T>(s, xs[0])};

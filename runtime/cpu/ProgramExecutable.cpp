@@ -13,10 +13,10 @@
 // instead of its slot. A value's array is dropped after its last use. run(inputs)
 // allocates the slots for its run, since its results are slot arrays handed to the
 // caller; run(inputs, outputs) takes the slots of an idle run state, allocated at
-// its first run and kept (one per concurrent run); a fused kernel whose output is
-// a result writes it straight into the caller's output array (when that is dense,
-// of the result's type, returned once and overlapping no input), the other results
-// are copied out.
+// its first run and kept (one per concurrent run); a fused kernel or a library call
+// whose output is a result writes it straight into the caller's output array (when
+// that is dense, of the result's type, returned once and overlapping no input), the
+// other results are copied out.
 // A chosen Cholesky that fails on some batch items only does not stop the run
 // (RunFailures, Kernels.h): the run finishes, writes its outputs and then throws the
 // ItemFallbackError naming those items, so that only they are redone.
@@ -210,15 +210,22 @@ private:
     results[v.index] = std::move(a);
   }
 
+  /// The caller's output array that `v` is written into directly, if any.
+  Array directArray(const Run& run, Value v) const {
+    for (size_t i = 0; i < run.direct.size(); ++i)
+      if (run.direct[i].valid() && graph_->outputs()[i] == v)
+        return run.direct[i];
+    return Array();
+  }
+
   /// The array a kernel writes output `o` of `s` into: the dead input the plan
-  /// names, or the output's slot.
+  /// names, the caller's output, or the output's slot.
   Array destination(Run& run, const passes::Step& s, size_t o) const {
     Value v = s.outputs[o];
     if (s.inPlaceOf[o] >= 0)
       return value(run, s.inputs[s.inPlaceOf[o]]).reinterpret(v.type().dtype, v.type().shape);
-    for (size_t i = 0; i < run.direct.size(); ++i)
-      if (run.direct[i].valid() && graph_->outputs()[i] == v)
-        return run.direct[i];
+    if (Array direct = directArray(run, v); direct.valid())
+      return direct;
     int slot = program_.storage(v).index;
     Array& buffer = run.slots[slot];
     int64_t bytes = program_.slots()[slot].bytes;
@@ -257,7 +264,9 @@ private:
       Arrays operands;
       for (Value v : n.operands())
         operands.push_back(value(run, v));
-      Arrays results = failures.step(p.nodes[i], operands);
+      // A library call writes a result the caller gets straight into its array.
+      Arrays results = failures.step(p.nodes[i], operands,
+                                     directArray(run, Value{const_cast<ir::Node*>(&n), 0}));
       for (unsigned r = 0; r < results.size(); ++r) {
         // Slots are written again later: never keep a view into an operand's memory
         // (a slice starts inside it).

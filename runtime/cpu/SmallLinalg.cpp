@@ -212,9 +212,16 @@ template <typename T, int W, int R, bool TransA>
       row[r] += aip * bp;
     }
   }
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < n; ++j)
-      c[(i + r) * n + j] = row[r][j];
+  for (int r = 0; r < R; ++r) {
+    T* ci = c + (i + r) * n;
+    if (n == W) { // one vector store: a loop over j < n becomes a call to memcpy per row
+      __builtin_memcpy(ci, &row[r], sizeof(V));
+      continue;
+    }
+    for (int j = 0; j < W; ++j)
+      if (j < n)
+        ci[j] = row[r][j];
+  }
 }
 
 /// gemm with op(A) known and op(B) in rows of W points (4, 8 or 16, the first

@@ -6,7 +6,8 @@
 // deferred run is reported by finish() with its index while the other runs still
 // produce their results. Concurrent run() calls from 8 threads agree exactly with
 // sequential ones, on small arrays and on large ones (the host pool, the backend's
-// own threads, LAPACK); scripts/sanitize.sh thread runs them under TSan.
+// own threads, LAPACK); scripts/sanitize.sh thread runs them under TSan. Library
+// calls write the results the caller gets straight into its arrays.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Parser.h"
@@ -16,7 +17,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <fmt/format.h>
 #include <functional>
+#include <string>
 #include <thread>
 
 namespace graphc::testing {
@@ -232,6 +236,49 @@ graph @large(%x: f64[512,512], %a: f64[64,64], %b: f64[64,8]) {
                               Array::fromVector<double>(a, {64, 64}),
                               Array::randomNormal(DType::F64, {64, 8}, 500 + t)};
   });
+}
+
+/// Library calls whose result is an output write it into the caller's array: each
+/// op, on the small loops and on LAPACK, into outputs holding NaN, against the
+/// node-by-node reference backend; an output another step reads after it is
+/// written, and one returned twice (copied, not written directly).
+TEST(PreparedRun, LibraryCallsWriteIntoTheCallersOutputs) {
+  std::vector<std::string> graphs;
+  for (int n : {8, 16, 40}) { // 8 and 16: runtime/cpu/SmallLinalg.h; 40: BLAS and LAPACK
+    std::string nn = fmt::format("{0},{0}", n), b = n > 16 ? "3" : "300";
+    auto graph = [&](const std::string& params, const std::string& body, const char* ret) {
+      graphs.push_back(fmt::format("graph @g({}) {{\n{}  return {}\n}}", params, body, ret));
+    };
+    std::string x = fmt::format("%x: f64[{},{}]", b, nn), y = fmt::format("%y: f64[{},{}]", b, nn);
+    std::string rhs = fmt::format("%r: f64[{},{},3]", b, n);
+    graph(x + ", " + y, "  %c = matmul %x, %y\n", "%c");
+    graph(x + ", " + y, "  %c = matmul %x, %y {transpose_a, transpose_b}\n", "%c");
+    graph(fmt::format("%x: f64[{},{},5]", b, n), "  %c = syrk %x\n", "%c");
+    graph(x + ", " + rhs, "  %c = solve %x, %r\n", "%c");
+    graph(x + ", " + rhs, "  %c = triangular_solve %x, %r {lower}\n", "%c");
+    graph(fmt::format("%x: f64[{},{},{}]", b, n, 2 * n), "  %s = syrk %x\n  %c = cholesky %s\n",
+          "%c");
+    graph(x, "  %c = inverse %x\n", "%c");
+    graph(x + ", " + y, "  %c = matmul %x, %y\n  %s = sum %c {axes=[2]}\n", "%c, %s");
+    graph(x + ", " + y, "  %c = matmul %x, %y\n", "%c, %c");
+  }
+  for (const std::string& text : graphs) {
+    SCOPED_TRACE(text);
+    auto g = ir::parseGraph(text);
+    std::vector<Array> in = randomInputs(*g, 31);
+    std::vector<Array> want = getBackend("cpu-unfused").compile(*g)->run(in);
+    auto exe = getBackend("cpu").compile(*g);
+    std::vector<Array> outs;
+    for (const ir::TensorType& t : exe->signature().outputTypes)
+      outs.push_back(Array::full(t.dtype, t.shape, std::nan("")));
+    for (int run = 0; run < 2; ++run) { // the second with the first run's state
+      exe->run(in, outs);
+      for (size_t i = 0; i < outs.size(); ++i) {
+        EXPECT_FALSE(degenerate(outs[i])) << "output " << i;
+        EXPECT_LT(relativeDifference(outs[i], want[i]), 1e-12) << "output " << i;
+      }
+    }
+  }
 }
 
 } // namespace

@@ -7,7 +7,8 @@
 // one, or with exp, log, tanh, ... (the kernels' own: CpuMathTest.cpp), within a
 // few ulp (the compiled sums are reassociated); the golden graphs also
 // whole against the unfused reference backend. Also: f32 sums of 10^6 to 1.6 * 10^7
-// elements on every axis against a float64 sum, in-place outputs, the integer
+// elements on every axis against a float64 sum, in-place outputs, outputs written
+// in strips over a short outer axis, the integer
 // error messages, GRAPHC_CPU_KERNELS, and the memory and disk caches (a corrupted
 // entry is compiled again).
 //
@@ -298,6 +299,52 @@ void expectSameOnTies(const std::string& text, const std::string& what, int nanO
         ADD_FAILURE() << "output " << o << " element " << i << ": compiled " << g
                       << ", interpreted " << w;
     }
+}
+
+// Kernels whose merged outer axis is short (under 16 units) write their outputs
+// strip by strip of the innermost axis (codegen/Llvm.cpp: outputStripWidth), the
+// strips split over the threads: a broadcast along the short axis and along the
+// long one, a last strip shorter than the others, one strip, an axis between the
+// strips and the points, and beside them shapes without strips; then outputs
+// beside a row reduction (x - max) and a column one (x - mean), in f32 and f64.
+TEST(CpuCodegen, ShortOuterAxesWriteOutputsInStrips) {
+  struct Case {
+    const char *x, *b, *shape;
+  };
+  const Case cases[] = {
+      {"3,100003", "3,1", "3,100003"},         // strips of 4608 points, the last short
+      {"3,100003", "100003", "3,100003"},      // the broadcast along the long axis
+      {"5,9001", "5,1", "5,9001"},             // strips of the 4096 points at least
+      {"2,3,50001", "3,1", "2,3,50001"},       // an axis between the strips and the points
+      {"15,8192", "15,1", "15,8192"},          // two strips
+      {"16,50000", "16,1", "16,50000"},        // 16 rows: no strips
+      {"4,8191", "4,1", "4,8191"},             // rows too short for strips
+      {"1,3,1,20000", "3,1,1", "1,3,1,20000"}, // unit axes dropped
+  };
+  for (const char* t : {"f32", "f64"})
+    for (const Case& c : cases) {
+      std::string text = fmt::format(R"(graph @g(%x: {0}[{1}], %b: {0}[{2}]) {{
+  %bb = broadcast_to %b {{shape=[{3}]}}
+  %r = add %x, %bb
+  %e = mul %r, %x
+  return %e
+}})",
+                                     t, c.x, c.b, c.shape);
+      expectSameAsInterpreter(kernelOfText(text), fmt::format("{} {} + {}", t, c.x, c.b), 11);
+    }
+  for (const char* t : {"f32", "f64"})
+    for (const char* shape : {"3,20001", "7,9000"})
+      for (int axis : {0, 1}) {
+        const char* op = axis ? "max" : "mean";
+        std::string text = fmt::format(R"(graph @g(%x: {0}[{1}]) {{
+  %m = {2} %x {{axes=[{3}], keepdims}}
+  %b = broadcast_to %m {{shape=[{1}]}}
+  %d = sub %x, %b
+  return %d, %m
+}})",
+                                       t, shape, op, axis);
+        expectSameAsInterpreter(kernelOfText(text), fmt::format("{} x - {} {}", t, op, shape), 12);
+      }
 }
 
 // Rows with max, min, argmax and argmin run as two vectorizable loops

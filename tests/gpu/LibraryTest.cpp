@@ -11,6 +11,8 @@
 
 #include "runtime/cuda/HelperKernels.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -327,6 +329,8 @@ TEST(Library, RunWithoutReserveThrows) {
   DevicePool& pool = DevicePool::forDevice(0);
   DeviceBuffer in(pool, a.type().bytes(), stream), out(pool, a.type().bytes(), stream);
   DeviceBuffer info(pool, sizeof(int), stream);
+  GRAPHC_CUDA_CHECK(
+      cudaMemcpyAsync(in.data(), a.rawData(), a.type().bytes(), cudaMemcpyHostToDevice, stream));
   try {
     fresh.run(*g.node, {in.data()}, {out.data()}, info.as<int>());
     FAIL() << "expected graphc::Error";
@@ -336,7 +340,19 @@ TEST(Library, RunWithoutReserveThrows) {
   fresh.reserve(*g.node);
   EXPECT_GE(fresh.workspaceBytes(), size_t(70 * 70 * 8));
   fresh.run(*g.node, {in.data()}, {out.data()}, info.as<int>());
+  std::vector<double> x(70 * 70), want = doubles(a);
+  GRAPHC_CUDA_CHECK(
+      cudaMemcpyAsync(x.data(), out.data(), x.size() * 8, cudaMemcpyDeviceToHost, stream));
   GRAPHC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  double worst = 0; // |A X - I|, A well conditioned
+  for (int i = 0; i < 70; ++i)
+    for (int j = 0; j < 70; ++j) {
+      double s = -double(i == j);
+      for (int k = 0; k < 70; ++k)
+        s += want[i * 70 + k] * x[k * 70 + j];
+      worst = std::max(worst, std::abs(s));
+    }
+  EXPECT_LT(worst, 1e-12);
 }
 
 /// Timings at the EnKF size of DESIGN.md (run with --gtest_also_run_disabled_tests).

@@ -94,9 +94,12 @@ __global__ void __launch_bounds__(256)
   for (int r0 = c0; r0 < s; r0 += 32) {
     const int K = r0 - c0 + 32;
     // Coalesced along columns of L (rows of U); padding rows past s are identity rows.
+    // Only the triangle is read: the entries above its diagonal are never used, and
+    // in the last block they lie past the matrix's end.
     for (int e = tid; e < 32 * K; e += 256) {
       int i = upper ? e / K : e % 32, k = upper ? e % K : e / 32;
-      P[i * pld + k] = r0 + i < s ? L[(r0 + i) * si + (c0 + k) * sk] : T(i == k - K + 32);
+      const int row = r0 + i, col = c0 + k;
+      P[i * pld + k] = row >= s ? T(row == col) : col <= row ? L[row * si + col * sk] : T(0);
     }
     __syncthreads();
     formChunk(Y, P, pld, c0, r0, K);

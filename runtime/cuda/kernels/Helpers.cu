@@ -55,7 +55,8 @@ __global__ void zeroTriangle(i64 batch, i64 rows, i64 cols, T* a, int upperPart)
 
 // Copies the upper triangle of each n x n matrix onto its lower triangle (block
 // 32 x 8): a 32 x 32 tile of the upper part is read by rows into shared memory and
-// written by rows into the lower part, so that both sides are coalesced.
+// written by rows into the lower part, so that both sides are coalesced. Nothing
+// below the diagonal is read: it may never have been written.
 template <typename T> __global__ void mirrorUpper(i64 batch, i64 n, T* a) {
   __shared__ T tile[32][33];
   i64 r0 = blockIdx.y * 32ll, c0 = blockIdx.x * 32ll; // the lower tile written
@@ -64,7 +65,7 @@ template <typename T> __global__ void mirrorUpper(i64 batch, i64 n, T* a) {
   for (i64 b = blockIdx.z; b < batch; b += gridDim.z) {
     T* m = a + b * n * n;
     for (int k = threadIdx.y; k < 32; k += blockDim.y) // upper rows c0 + k, columns r0 + x
-      if (c0 + k < n && r0 + threadIdx.x < n)
+      if (c0 + k < n && r0 + threadIdx.x < n && r0 + threadIdx.x >= c0 + k)
         tile[k][threadIdx.x] = m[(c0 + k) * n + r0 + threadIdx.x];
     __syncthreads();
     for (int k = threadIdx.y; k < 32; k += blockDim.y) { // lower rows r0 + k, columns c0 + x

@@ -93,7 +93,7 @@ template <typename T, int R> __device__ T makeReflector(T* col, int m, int j, in
 #pragma unroll
   for (int t = 0; t < R; ++t) {
     int i = lane + 32 * t;
-    T y = col[min(i, m - 1)];
+    T y = col[min(i, m)];
     x[t] = i > j && i < m ? y : T(0);
     ss += x[t] * x[t];
   }
@@ -122,6 +122,7 @@ template <typename T, int R> __device__ T makeReflector(T* col, int m, int j, in
                      ? sqrt(alpha * alpha + ss)
                      : hypot(alpha, scaled ? xnorm : sqrt(ss));
   T beta = -copysign(norm, alpha), scale = T(1) / (alpha - beta);
+  __syncwarp(); // every lane has read alpha before lane 0 overwrites it
 #pragma unroll
   for (int t = 0; t < R; ++t) {
     int i = lane + 32 * t;
@@ -140,7 +141,7 @@ __device__ void columnReflector(T (&v)[R], const T* col, int m, int j, int lane)
 #pragma unroll
   for (int t = 0; t < R; ++t) {
     int i = lane + 32 * t;
-    T y = col[min(i, m - 1)];
+    T y = col[min(i, m)];
     v[t] = i > j && i < m ? y : T(i == j);
   }
 }
@@ -178,8 +179,9 @@ __device__ void copyPanel(T* buffer, T* taus, const T* as, const T* tauMine, int
 template <typename T, int R, int G>
 __device__ void applyReflector(T* base, int ld, const int (&l)[G], const bool (&live)[G],
                                const T (&v)[R], T tau, int m, int j, int lane) {
-  // Loads unconditional (clamped to a column and row that exist) and selects:
-  // a load under a branch costs the step its latency, element by element.
+  // Loads unconditional and selects: a load under a branch costs the step its
+  // latency, element by element. Rows past m, and every row of a column that is
+  // not live, are read from the padding row m, which nothing writes.
   T x[G][R], s[G];
 #pragma unroll
   for (int g = 0; g < G; ++g) {
@@ -188,7 +190,7 @@ __device__ void applyReflector(T* base, int ld, const int (&l)[G], const bool (&
 #pragma unroll
     for (int t = 0; t < R; ++t) {
       int i = lane + 32 * t;
-      x[g][t] = col[min(i, m - 1)];
+      x[g][t] = col[live[g] ? min(i, m) : m];
       s[g] += v[t] * (i >= j && i < m ? x[g][t] : T(0));
     }
   }
@@ -220,7 +222,7 @@ __device__ void applyPanel(T* base, int ld, const int (&l)[G], const int (&c)[G]
     const T* col = base + (live[g] ? l[g] : 0) * ld;
 #pragma unroll
     for (int t = 0; t < R; ++t)
-      x[g][t] = col[min(lane + 32 * t, m - 1)];
+      x[g][t] = col[live[g] ? min(lane + 32 * t, m) : m];
   }
   for (int s = 0; s < count; ++s) {
     const int r = reverse ? count - 1 - s : s, j = j0 + r;
@@ -335,6 +337,7 @@ __device__ void factorPanel(T* as, T* tauMine, int ld, int m, int n, int k, int 
       bool live[1] = {true};
       if (tau != T(0))
         applyReflector<T, R, 1>(as, ld, l, live, v, tau, m, j, lane);
+      __syncwarp(); // the column's rows, written lane by lane, are read by every lane
       T t = makeReflector<T, R>(as + l[0] * ld, m, next, lane);
       if (lane == 0)
         tauMine[l[0]] = t;
@@ -351,7 +354,8 @@ __device__ void factorPanel(T* as, T* tauMine, int ld, int m, int n, int k, int 
 #endif
 
 // One cluster per matrix (blockIdx.x / cluster size), panels of 2^panelLog2
-// columns. Shared memory: A's columns of this block (stride m + 1), the taus of
+// columns. Shared memory: A's columns of this block (stride m + 1; row m is padding
+// that nothing writes, read in place of rows that do not exist), the taus of
 // its reflectors, the taus of two panels, and a work area: while factoring, two
 // panel buffers (one being applied, the next one filled); while forming Q, Q's
 // columns of this block and one panel buffer.

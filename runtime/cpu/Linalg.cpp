@@ -2,8 +2,9 @@
 //
 // Every op works on row-major matrices in the last two axes and loops over the
 // leading (batch) axes, one BLAS/LAPACK call per batch item (batches of solve,
-// cholesky, triangular_solve, matmul and syrk items of order <= 64 split over the
-// thread pool, OpenBLAS then held to one thread per call: SingleThreadedBlas).
+// cholesky and triangular_solve items of order <= 128 and of matmul and syrk items
+// of order <= 64 split over the thread pool, OpenBLAS then held to one thread per
+// call: SingleThreadedBlas).
 // Lapack<T> maps the float and double routines to one name, so each op is written
 // once. Matrices of order up to small::kMaxSmallN (16) are factored and solved by
 // the loops of runtime/cpu/SmallLinalg.h instead, the batch split over the thread
@@ -170,13 +171,19 @@ void forEachItem(int64_t batch, int64_t work, ItemFailures& failures, F&& item) 
 }
 
 /// The order up to which OpenBLAS factors and solves on the calling thread alone
-/// (getrf: m * n < 10000): batches of such items split over the pool too.
+/// (getrf: m * n < 10000): batches of such products split over the pool too.
 constexpr int64_t kOneThreadLapackN = 64;
 
+/// The order up to which batches of factorizations and solves split over the pool,
+/// each item on one thread: up to 128, OpenBLAS's own threads (from m * n >= 10000)
+/// gain less than items side by side (200 general solves of order 128 on 2
+/// threads: 37 -> 18 ms, measured 2026-12-02; larger orders were not measured).
+constexpr int64_t kSplitLapackN = 128;
+
 /// forEachItem's work for one LAPACK call per n x n item of `m`: about batch * n^3
-/// when n <= kOneThreadLapackN, else 0 (on this thread; OpenBLAS has its threads).
+/// when n <= kSplitLapackN, else 0 (on this thread; OpenBLAS has its threads).
 int64_t lapackWork(const Matrices& m) {
-  return m.rows <= kOneThreadLapackN ? m.batch * m.rows * m.rows * m.rows : 0;
+  return m.rows <= kSplitLapackN ? m.batch * m.rows * m.rows * m.rows : 0;
 }
 
 /// forEachItem's work for one BLAS product (m x k by k x n) per batch item: as
@@ -314,24 +321,49 @@ Array smallSolve(const Step& s, const Array& a, const Array& rhs, const Array& i
   return x;
 }
 
+/// The rows x cols row-major `src` into `dst` in column-major order (cols x rows
+/// row-major), in tiles that stay in the cache.
+template <typename T> void transposeInto(const T* src, int64_t rows, int64_t cols, T* dst) {
+  constexpr int64_t kTile = 32;
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile)
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile)
+      for (int64_t i = i0; i < std::min(rows, i0 + kTile); ++i)
+        for (int64_t j = j0; j < std::min(cols, j0 + kTile); ++j)
+          dst[j * rows + i] = src[i * cols + j];
+}
+
+/// solve through LAPACK (n > kMaxSmallN): each item's A copied in column-major
+/// order (as NumPy's linearize does), factored there, and B (copied into the result)
+/// solved in place, in column-major order too when it has several columns. LAPACKE's
+/// row-major calls transposed A twice for getrf and once more for getrs, on a copy
+/// of the whole batch (1000 items of order 64, one column: 28.5 -> 20.9 ms on 2
+/// threads, docs/bench/sweep-cpu.md). The factors are LAPACK's of A, as before.
 template <typename T>
 Array solve(const Step& s, const Array& a, const Array& rhs, const Array& into) {
   if (isSmall(Matrices(a).rows))
     return smallSolve<T>(s, a, rhs, into);
-  Array x = resultCopy(rhs, into), lu = a.clone();
+  Array x = resultCopy(rhs, into);
   Matrices ma(a), mx(x);
   ItemFailures singular(mx.batch);
-  lapack_int n = static_cast<lapack_int>(ma.rows);
+  lapack_int n = static_cast<lapack_int>(ma.rows), cols = static_cast<lapack_int>(mx.cols);
   forEachItem(ma.batch, lapackWork(ma), singular, [&](int64_t b) {
-    std::vector<lapack_int> ipiv(std::max(n, 1));
-    T* f = ma.item<T>(lu, b);
-    lapack_int info = n ? Lapack<T>::getrf(LAPACK_ROW_MAJOR, n, n, f, ma.ld(), ipiv.data()) : 0;
+    if (n == 0)
+      return lapack_int{0};
+    std::vector<T> f(static_cast<size_t>(n) * n), xt(cols > 1 ? static_cast<size_t>(n) * cols : 0);
+    std::vector<lapack_int> ipiv(n);
+    transposeInto(ma.item<T>(a, b), n, n, f.data());
+    lapack_int info = Lapack<T>::getrf(LAPACK_COL_MAJOR, n, n, f.data(), n, ipiv.data());
     checkCall(s, info, "getrf", b);
-    if (info == 0 && mx.size() > 0)
-      checkCall(s,
-                Lapack<T>::getrs(LAPACK_ROW_MAJOR, 'N', n, mx.cols, f, ma.ld(), ipiv.data(),
-                                 mx.item<T>(x, b), mx.ld()),
-                "getrs", b);
+    if (info != 0 || cols == 0)
+      return info;
+    T* xb = mx.item<T>(x, b);
+    if (cols > 1)
+      transposeInto(xb, n, cols, xt.data());
+    T* px = cols > 1 ? xt.data() : xb; // one column: the same in either order
+    checkCall(s, Lapack<T>::getrs(LAPACK_COL_MAJOR, 'N', n, cols, f.data(), n, ipiv.data(), px, n),
+              "getrs", b);
+    if (cols > 1)
+      transposeInto(xt.data(), cols, n, xb);
     return info;
   });
   singular.throwIfAny(s, "matrix is singular", zeroPivot);

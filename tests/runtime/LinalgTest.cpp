@@ -136,6 +136,28 @@ TEST(Linalg, SolveSatisfiesAxEqualsB) {
     }
 }
 
+// Orders past the small loops go to LAPACK, each item copied in column-major order
+// (batches up to order 128 split over the pool, one item alone or larger orders on
+// OpenBLAS's threads), with one right-hand side and several.
+TEST(Linalg, LapackSolvesSatisfyAxEqualsB) {
+  for (DType dt : kFloatTypes)
+    for (int64_t n : {17, 64, 128, 129, 200})
+      for (int64_t batch : {1, 3})
+        for (int64_t r : {1, 3}) {
+          Array a = wellConditioned(dt, {batch, n, n}, 93 + n);
+          Array b = randn(dt, {batch, n, r}, 94 + n);
+          std::vector<double> da = doubles(a), dx = doubles(runOp1(Op::Solve, {a, b})), ax;
+          for (int64_t i = 0; i < batch; ++i) {
+            std::vector<double> p =
+                matmulRef(batchItem(da, i, n * n), batchItem(dx, i, n * r), n, n, r);
+            ax.insert(ax.end(), p.begin(), p.end());
+          }
+          expectClose(
+              ax, doubles(b), tolerance(dt, 4.0 * n),
+              fmt::format("solve {} n={} batch={} rhs={}", ir::dtypeName(dt).str(), n, batch, r));
+        }
+}
+
 TEST(Linalg, CholeskyLowerAndUpper) {
   for (DType dt : kFloatTypes)
     for (const Ints& batch : kBatches)

@@ -249,18 +249,19 @@ TEST(PreparedRun, LibraryCallsWriteIntoTheCallersOutputs) {
     auto graph = [&](const std::string& params, const std::string& body, const char* ret) {
       graphs.push_back(fmt::format("graph @g({}) {{\n{}  return {}\n}}", params, body, ret));
     };
-    std::string x = fmt::format("%x: f64[{},{}]", b, nn), y = fmt::format("%y: f64[{},{}]", b, nn);
-    std::string rhs = fmt::format("%r: f64[{},{},3]", b, n);
-    graph(x + ", " + y, "  %c = matmul %x, %y\n", "%c");
-    graph(x + ", " + y, "  %c = matmul %x, %y {transpose_a, transpose_b}\n", "%c");
+    std::string x = fmt::format("%x: f64[{},{}]", b, nn);
+    std::string xy = fmt::format("{}, %y: f64[{},{}]", x, b, nn);
+    std::string xr = fmt::format("{}, %r: f64[{},{},3]", x, b, n);
+    graph(xy, "  %c = matmul %x, %y\n", "%c");
+    graph(xy, "  %c = matmul %x, %y {transpose_a, transpose_b}\n", "%c");
     graph(fmt::format("%x: f64[{},{},5]", b, n), "  %c = syrk %x\n", "%c");
-    graph(x + ", " + rhs, "  %c = solve %x, %r\n", "%c");
-    graph(x + ", " + rhs, "  %c = triangular_solve %x, %r {lower}\n", "%c");
+    graph(xr, "  %c = solve %x, %r\n", "%c");
+    graph(xr, "  %c = triangular_solve %x, %r {lower}\n", "%c");
     graph(fmt::format("%x: f64[{},{},{}]", b, n, 2 * n), "  %s = syrk %x\n  %c = cholesky %s\n",
           "%c");
     graph(x, "  %c = inverse %x\n", "%c");
-    graph(x + ", " + y, "  %c = matmul %x, %y\n  %s = sum %c {axes=[2]}\n", "%c, %s");
-    graph(x + ", " + y, "  %c = matmul %x, %y\n", "%c, %c");
+    graph(xy, "  %c = matmul %x, %y\n  %s = sum %c {axes=[2]}\n", "%c, %s");
+    graph(xy, "  %c = matmul %x, %y\n", "%c, %c");
   }
   for (const std::string& text : graphs) {
     SCOPED_TRACE(text);

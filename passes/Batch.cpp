@@ -167,22 +167,15 @@ ValueList Batcher::batchNode(const Node& n) {
 
 Attrs Batcher::batchedAttrs(const Node& n) const {
   Attrs attrs = n.attrs();
-  switch (n.kind()) {
-  case ir::OpKind::Reduce:
-    return attrs.set("axes", shifted(attrs.getInts("axes")));
-  case ir::OpKind::Shape:
-    break;
-  case ir::OpKind::Source: // no operands, so never batched
-    noRule(n);
-  case ir::OpKind::Unary: // elementwise, linear algebra (over leading axes) and assume_*
-  case ir::OpKind::Logical:
-  case ir::OpKind::Binary:
-  case ir::OpKind::Compare:
-  case ir::OpKind::Select:
-  case ir::OpKind::Cast:
-  case ir::OpKind::Linalg:
-  case ir::OpKind::Assume:
+  switch (batchRuleOf(n.kind())) {
+  case BatchRule::Within:
     return attrs;
+  case BatchRule::Axes:
+    return attrs.set("axes", shifted(attrs.getInts("axes")));
+  case BatchRule::Source:
+    noRule(n);
+  case BatchRule::Shape:
+    break;
   }
   switch (n.op()) {
   case Op::Reshape:
@@ -242,6 +235,27 @@ Value Batcher::matmul(const Node& n) {
 }
 
 } // namespace
+
+BatchRule batchRuleOf(ir::OpKind kind) {
+  switch (kind) {
+  case ir::OpKind::Reduce:
+    return BatchRule::Axes;
+  case ir::OpKind::Shape:
+    return BatchRule::Shape;
+  case ir::OpKind::Source:
+    return BatchRule::Source;
+  case ir::OpKind::Unary:
+  case ir::OpKind::Logical:
+  case ir::OpKind::Binary:
+  case ir::OpKind::Compare:
+  case ir::OpKind::Select:
+  case ir::OpKind::Cast:
+  case ir::OpKind::Linalg:
+  case ir::OpKind::Assume:
+    return BatchRule::Within;
+  }
+  ir::unknownOp();
+}
 
 std::unique_ptr<ir::Graph> batchGraph(const ir::Graph& g, int64_t batch,
                                       llvm::ArrayRef<bool> batchedParams) {

@@ -26,6 +26,14 @@
 
 namespace graphc::passes {
 
+/// How a leading batch axis passes through an op, by its kind (the one table of
+/// batchGraph() and of its inverse, passes/Unbatch.h): `Within` ops (elementwise,
+/// assume_* and linear algebra over leading batch axes) keep their attributes,
+/// reductions move their axes, shape ops have a rule of their own each, and sources
+/// take no operands, so never a batched one.
+enum class BatchRule { Within, Axes, Shape, Source };
+BatchRule batchRuleOf(ir::OpKind kind);
+
 /// The graph computing `g` for `batch` items along a new leading axis.
 /// `batchedParams` says, per parameter of `g`, whether it gets the batch axis; empty
 /// batches every parameter. Node names and source locations carry over. Throws

@@ -3,6 +3,7 @@
 
 #include "passes/Batch.h"
 #include "passes/PassManager.h"
+#include "passes/Unbatch.h"
 #include "runtime/core/ItemFailures.h"
 
 #include <fmt/format.h>
@@ -213,6 +214,12 @@ std::unique_ptr<OptimizedExecutable> compile(const ir::Graph& g, Backend& backen
   const ir::Graph& input = batched ? *batched : g;
   std::unique_ptr<ir::Graph> optimized = optimize(input, options.passes);
   ItemFallback items{&g, options.batch, options.batchedParams};
+  // A graph batched by hand whose items come apart is seen as batched.
+  std::optional<passes::Unbatched> byHand;
+  if (!batched)
+    byHand = passes::unbatchGraph(g);
+  if (byHand)
+    items = {byHand->item.get(), byHand->batch, byHand->batched};
   if (!items.applies(*optimized))
     items = {};
   return std::make_unique<OptimizedExecutable>(input, backend.compile(*optimized), backend, items);

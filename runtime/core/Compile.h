@@ -12,8 +12,9 @@
 // when the chosen Cholesky fails on some items only, the backend finishes the
 // others (ItemFallbackError, runtime/core/ItemFailures.h) and only the failed items are redone,
 // each alone, with the unbatched graph before solve lowering (LU), written into their place in the
-// outputs. That needs every chosen Cholesky to factor along the batch axis (ItemFallback::applies);
-// otherwise, and for graphs batched by hand, the whole run is redone.
+// outputs. So does a graph batched by hand whose items come apart along a leading axis
+// (passes/Unbatch.h gives its item graph). That needs every chosen Cholesky to factor along
+// the batch axis (ItemFallback::applies); otherwise the whole run is redone.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -4,7 +4,8 @@
 // redoes those items alone with LU (runtime/core/Compile.h): every item's A x = b
 // holds to rounding (checked by loops in f64), the counters and the warning name
 // exactly the failed items, and the other items keep the Cholesky's results bit for
-// bit. Graphs batched by hand, and shared matrices, still redo the whole run.
+// bit. So do graphs batched by hand whose items come apart (passes/Unbatch.h); a
+// matrix shared by every item redoes the whole run.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Parser.h"
@@ -125,31 +126,47 @@ TEST(ItemFallback, AnItemSingularForLuTooIsAnErrorNamingIt) {
   EXPECT_EQ(exe->itemFallbacks(), 1);
 }
 
-/// A graph batched by hand and a matrix shared by every item: the whole run is
-/// redone with LU (its items are not known to be apart, or all depend on the one
-/// failed factorization), and gives LU's answer.
-TEST(ItemFallback, HandBatchedGraphsAndSharedMatricesRedoTheWholeRun) {
+/// A graph batched by hand: its items come apart, so only the failed ones are redone.
+TEST(ItemFallback, GraphsBatchedByHandRedoTheirFailedItems) {
   const int64_t n = 5;
   std::vector<Array> in = partlyIndefiniteBatch(kBatch, n, kCols, kIndefinite, 21);
   std::unique_ptr<ir::Graph> byHand = ir::parseGraph(fmt::format(R"(
 graph @byhand(%a: f64[{0},{1},{1}], %b: f64[{0},{1},{2}]) {{
   %s = assume_spd %a
   %x = solve %s, %b
-  return %x
+  %y = mul %x, %x
+  return %x, %y
 }}
 )",
                                                                  kBatch, n, kCols));
-  auto exe = compile(*byHand, getBackend("cpu"));
-  ::testing::internal::CaptureStderr();
-  std::vector<Array> got = exe->run(in);
-  expectSolved(in, got[0], "batched by hand");
-  EXPECT_EQ(exe->fallbacks(), 1);
-  EXPECT_EQ(exe->itemFallbacks(), 0);
+  for (const char* backend : {"cpu", "cpu-unfused"}) {
+    auto exe = compile(*byHand, getBackend(backend));
+    ::testing::internal::CaptureStderr();
+    std::vector<Array> got = exe->run(in);
+    std::string log = ::testing::internal::GetCapturedStderr();
+    expectSolved(in, got[0], std::string("batched by hand, ") + backend);
+    for (int64_t k = 0; k < kBatch; ++k) { // the other output of the redone items too
+      Array x = itemOf(got[0], k).contiguous(), y = itemOf(got[1], k).contiguous();
+      for (int64_t i = 0; i < n * kCols; ++i)
+        EXPECT_EQ(y.data<double>()[i], x.data<double>()[i] * x.data<double>()[i]) << k;
+    }
+    EXPECT_EQ(exe->fallbacks(), 1) << backend;
+    EXPECT_EQ(exe->itemFallbacks(), 3) << backend;
+    EXPECT_NE(log.find("falls back to LU for batch items 1, 4, 6 of this run"), std::string::npos)
+        << log;
+  }
+}
 
+/// A matrix shared by every item: every item depends on the one failed
+/// factorization, so the whole run is redone with LU, and gives LU's answer.
+TEST(ItemFallback, SharedMatricesRedoTheWholeRun) {
+  const int64_t n = 5;
+  std::vector<Array> in = partlyIndefiniteBatch(kBatch, n, kCols, kIndefinite, 21);
   std::unique_ptr<ir::Graph> g = assumedSpdSolve(n, kCols);
   auto shared = compile(*g, getBackend("cpu"), {.batch = kBatch, .batchedParams = {false, true}});
   Array a = itemOf(in[0], 1).clone(); // indefinite, for every item
-  got = shared->run({a, in[1]});
+  ::testing::internal::CaptureStderr();
+  std::vector<Array> got = shared->run({a, in[1]});
   ::testing::internal::GetCapturedStderr();
   std::vector<Array> broadcast = {Array::empty(ir::DType::F64, {kBatch, n, n}), in[1]};
   for (int64_t k = 0; k < kBatch; ++k)

@@ -7,7 +7,8 @@
 // n = 1, 5, 32 and 100 in f32 and f64; solves and inverses of tiny matrices
 // (SmallBatched's LU in registers, n <= 8) at every n it takes and the first it
 // does not, one right-hand side or many; a singular item in the middle of a batch;
-// and, disabled, the batched routines timed against the loop over cuSOLVER.
+// and, disabled, the batched routines timed against the loop over cuSOLVER. One
+// element type (and batch size) a test, so that sanitizer shards can split them.
 //
 //===----------------------------------------------------------------------===//
 #include "LibraryTestUtil.h"
@@ -49,33 +50,44 @@ std::string label(DType dt, int64_t batch, int64_t n) {
   return fmt::format("{} batch {} n={}", ir::dtypeName(dt).str(), batch, n);
 }
 
-TEST(BatchedLibrary, LuOpsMatchTheCpu) {
+/// One element type and batch size a test: small enough for compute-sanitizer's
+/// shards (scripts/gpu-sanitize.sh), where the whole loop took minutes.
+class BatchedOps : public ::testing::TestWithParam<std::tuple<DType, int64_t>> {};
+
+TEST_P(BatchedOps, LuOpsMatchTheCpu) {
   GRAPHC_REQUIRE_GPU();
-  for (DType dt : kFloats)
-    for (int64_t batch : kBatchSizes)
-      for (int64_t n : kSizes) {
-        std::string what = label(dt, batch, n);
-        Array a = shifted(dt, batch, n, n, 40);
-        expectSameAsCpu(Op::Solve, {a, randn(dt, {batch, n, 3}, 41)}, {}, "solve " + what);
-        expectSameAsCpu(Op::Inverse, {a}, {}, "inverse " + what);
-        // f64 pivots are clear on plain random matrices too: pivoting really happens.
-        Array general = dt == DType::F64 ? randn(dt, {batch, n, n}, 42) : a;
-        expectSameAsCpu(Op::Lu, {general}, {}, "lu " + what);
-        Array d = nearIdentity(dt, batch, n, 43);
-        expectSameAsCpu(Op::Det, {d}, {}, "det " + what);
-        expectSameAsCpu(Op::Logdet, {d}, {}, "logdet " + what);
-      }
+  auto [dt, batch] = GetParam();
+  for (int64_t n : kSizes) {
+    std::string what = label(dt, batch, n);
+    Array a = shifted(dt, batch, n, n, 40);
+    expectSameAsCpu(Op::Solve, {a, randn(dt, {batch, n, 3}, 41)}, {}, "solve " + what);
+    expectSameAsCpu(Op::Inverse, {a}, {}, "inverse " + what);
+    // f64 pivots are clear on plain random matrices too: pivoting really happens.
+    Array general = dt == DType::F64 ? randn(dt, {batch, n, n}, 42) : a;
+    expectSameAsCpu(Op::Lu, {general}, {}, "lu " + what);
+    Array d = nearIdentity(dt, batch, n, 43);
+    expectSameAsCpu(Op::Det, {d}, {}, "det " + what);
+    expectSameAsCpu(Op::Logdet, {d}, {}, "logdet " + what);
+  }
 }
 
-TEST(BatchedLibrary, QrMatchesTheCpu) {
+TEST_P(BatchedOps, QrMatchesTheCpu) {
   GRAPHC_REQUIRE_GPU();
-  for (DType dt : kFloats)
-    for (int64_t batch : kBatchSizes)
-      for (int64_t n : kSizes)
-        for (auto [rows, cols] : {std::pair{n, n}, {n + 7, n}, {n, n + 7}})
-          expectSameAsCpu(Op::Qr, {shifted(dt, batch, rows, cols, 44)}, {},
-                          fmt::format("qr {}x{} {}", rows, cols, label(dt, batch, n)));
+  auto [dt, batch] = GetParam();
+  for (int64_t n : kSizes)
+    for (auto [rows, cols] : {std::pair{n, n}, {n + 7, n}, {n, n + 7}})
+      expectSameAsCpu(Op::Qr, {shifted(dt, batch, rows, cols, 44)}, {},
+                      fmt::format("qr {}x{} {}", rows, cols, label(dt, batch, n)));
 }
+
+INSTANTIATE_TEST_SUITE_P(BatchedLibrary, BatchedOps,
+                         ::testing::Combine(::testing::ValuesIn(kFloats),
+                                            ::testing::ValuesIn(kBatchSizes)),
+                         [](const auto& info) {
+                           return fmt::format("{}_batch{}",
+                                              ir::dtypeName(std::get<0>(info.param)).str(),
+                                              std::get<1>(info.param));
+                         });
 
 TEST(BatchedLibrary, TinySolvesMatchTheCpu) {
   GRAPHC_REQUIRE_GPU();
@@ -103,27 +115,31 @@ Array withZeroColumn(DType dtype, int64_t batch, int64_t n, int64_t item, int64_
   return fromDoubles(dtype, v, {batch, n, n});
 }
 
-TEST(BatchedLibrary, SingularItemHasTheCpuMessage) {
+class SingularItem : public ::testing::TestWithParam<DType> {};
+
+TEST_P(SingularItem, HasTheCpuMessage) {
   GRAPHC_REQUIRE_GPU();
-  for (DType dt : kFloats)
-    for (auto [batch, n, item, column] :
-         {std::tuple<int64_t, int64_t, int64_t, int64_t>{3, 5, 1, 2},
-          {1000, 4, 999, 0},
-          {9, 8, 4, 7},
-          {64, 32, 37, 20},
-          {512, 100, 300, 99}}) {
-      SCOPED_TRACE(label(dt, batch, n));
-      Array a = withZeroColumn(dt, batch, n, item, column);
-      std::string message = fmt::format("matrix is singular (batch item {}, U({},{}) = 0)", item,
-                                        column + 1, column + 1);
-      expectSameFailure(Op::Solve, {a, randn(dt, {batch, n, 2}, 46)}, {}, message);
-      expectSameFailure(Op::Inverse, {a}, {}, message);
-      // Not failures: det 0, logdet -inf, and LU factors of the singular item.
-      expectSameAsCpu(Op::Det, {a}, {}, "det with a singular item");
-      expectSameAsCpu(Op::Logdet, {a}, {}, "logdet with a singular item");
-      expectSameAsCpu(Op::Lu, {a}, {}, "lu with a singular item");
-    }
+  DType dt = GetParam();
+  for (auto [batch, n, item, column] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{3, 5, 1, 2},
+                                        {1000, 4, 999, 0},
+                                        {9, 8, 4, 7},
+                                        {64, 32, 37, 20},
+                                        {512, 100, 300, 99}}) {
+    SCOPED_TRACE(label(dt, batch, n));
+    Array a = withZeroColumn(dt, batch, n, item, column);
+    std::string message = fmt::format("matrix is singular (batch item {}, U({},{}) = 0)", item,
+                                      column + 1, column + 1);
+    expectSameFailure(Op::Solve, {a, randn(dt, {batch, n, 2}, 46)}, {}, message);
+    expectSameFailure(Op::Inverse, {a}, {}, message);
+    // Not failures: det 0, logdet -inf, and LU factors of the singular item.
+    expectSameAsCpu(Op::Det, {a}, {}, "det with a singular item");
+    expectSameAsCpu(Op::Logdet, {a}, {}, "logdet with a singular item");
+    expectSameAsCpu(Op::Lu, {a}, {}, "lu with a singular item");
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(BatchedLibrary, SingularItem, ::testing::ValuesIn(kFloats),
+                         [](const auto& info) { return ir::dtypeName(info.param).str(); });
 
 TEST(BatchedLibrary, RunsInsideStreamCapture) {
   GRAPHC_REQUIRE_GPU();

@@ -36,6 +36,11 @@ std::string itemList(llvm::ArrayRef<int64_t> items) {
   return text;
 }
 
+/// A Cholesky that solve lowering chose, which falls back to LU when it fails.
+bool isChosenCholesky(const ir::Node& n) {
+  return n.op() == ir::Op::Cholesky && n.attrs().flag("fallback");
+}
+
 } // namespace
 
 bool ItemFallback::applies(const ir::Graph& optimized) const {
@@ -51,7 +56,7 @@ bool ItemFallback::applies(const ir::Graph& optimized) const {
     }
     for (ir::Value v : n->operands())
       onBatch[n->id()] = onBatch[n->id()] || onBatch[v.node->id()];
-    if (n->op() != ir::Op::Cholesky || !n->attrs().flag("fallback"))
+    if (!isChosenCholesky(*n))
       continue;
     llvm::ArrayRef<int64_t> shape = n->operand(0).type().shape;
     if (shape.size() < 3 || shape.front() != batch || !onBatch[n->id()])
@@ -214,9 +219,10 @@ std::unique_ptr<OptimizedExecutable> compile(const ir::Graph& g, Backend& backen
   const ir::Graph& input = batched ? *batched : g;
   std::unique_ptr<ir::Graph> optimized = optimize(input, options.passes);
   ItemFallback items{&g, options.batch, options.batchedParams};
-  // A graph batched by hand whose items come apart is seen as batched.
+  // A graph batched by hand whose items come apart is seen as batched, where a
+  // chosen Cholesky may fail.
   std::optional<passes::Unbatched> byHand;
-  if (!batched)
+  if (!batched && llvm::any_of(optimized->nodes(), [](auto* n) { return isChosenCholesky(*n); }))
     byHand = passes::unbatchGraph(g);
   if (byHand)
     items = {byHand->item.get(), byHand->batch, byHand->batched};

@@ -197,6 +197,9 @@ private:
   const Kernel& k_;
   CudaTarget target_;
   bool wide_ = false; ///< 64-bit indices
+  /// var in two passes over the cached rows: the mean, then the squared deviations
+  /// from it (no moments to merge; Emitter::reduction).
+  bool twoPassVar_ = false;
   unsigned helpers_ = 0;
   bool error_ = false; ///< some instruction may store an error code
   /// The last parameter is the count of the kernel's loop (N points, or S segments

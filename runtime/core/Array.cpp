@@ -93,7 +93,10 @@ void copyElements(U* dst, const U* src, llvm::ArrayRef<int64_t> shape,
 /// at `dst` (see copyElements).
 void copyStrided(void* dst, const void* src, llvm::ArrayRef<int64_t> shape,
                  llvm::ArrayRef<int64_t> strides, int64_t size) {
-  auto [sh, st] = mergedAxes(shape, strides);
+  // Not a structured binding: clang 14 (the fuzzing builds) cannot capture one.
+  const auto merged = mergedAxes(shape, strides);
+  const auto& sh = merged.first;
+  const auto& st = merged.second;
   if (sh.empty()) { // one element
     std::memcpy(dst, src, static_cast<size_t>(size));
     return;

@@ -293,6 +293,47 @@ TEST(CudaCodegen, LongRowsAreCachedInSharedMemoryWhereTheyFit) {
 #endif
 }
 
+/// A var over rows a block caches (in registers or shared memory) takes two passes
+/// over the cache, the mean and then the squared deviations from it: plain sums,
+/// no moments merged. Uncached rows keep the one-pass moments.
+TEST(CudaCodegen, VarOverCachedRowsTakesTwoPasses) {
+  using testing::withType;
+  const codegen::CudaTarget sm90 = codegen::CudaTarget::sm90();
+  struct Case {
+    int64_t cols;
+    const char* dtype;
+    int64_t sharedBytes; // of the cached row; -1: not cached
+  };
+  // 4097 f32: 9 points a lane in registers; 16385: 64 KB of shared memory; 56000
+  // f32: 224000 bytes, which fit; 56000 f64 do not.
+  for (Case c : {Case{4097, "f32", 0}, Case{16385, "f32", 65552}, Case{16385, "f64", 131088},
+                 Case{56000, "f32", 224000}, Case{56000, "f64", -1}}) {
+    SCOPED_TRACE(fmt::format("{} {}", c.cols, c.dtype));
+    CudaKernel k = wholeKernelFor(withType(testing::rowNormText(4, c.cols), c.dtype), sm90);
+    bool cached = c.sharedBytes >= 0;
+    EXPECT_EQ(k.sharedBytes, std::max<int64_t>(c.sharedBytes, 0));
+    EXPECT_EQ(k.source.find("gc_moments") == std::string::npos, cached) << k.source;
+    EXPECT_EQ(occurrences(k.source, "in0["), cached ? 1u : 2u) << k.source;
+    EXPECT_EQ(k.source.find("const f64 m") != std::string::npos, cached) << k.source;
+  }
+  // Columns (not contiguous segments): moments.
+  std::string columns = R"(graph @cn(%x: f32[300,64]) {
+  %v = var %x {axes=[0], keepdims}
+  %vb = broadcast_to %v {shape=[300,64]}
+  %y = div %x, %vb
+  return %y
+})";
+  EXPECT_NE(wholeKernelFor(columns, sm90).source.find("gc_moments"), std::string::npos);
+#if GRAPHC_HAS_CUDA
+  cuda::CompileOptions options;
+  options.computeCapability = 90;
+  for (int64_t cols : {4097, 16385})
+    EXPECT_NO_THROW(cuda::compileCuda(
+        wholeKernelFor(withType(testing::rowNormText(4, cols), "f32"), sm90).source, "rn.cu",
+        options));
+#endif
+}
+
 TEST(CudaCodegen, MultiStageKernels) {
   for (const char* dtype : {"f32", "f64"})
     for (const testing::MultiStageCase& c : testing::multiStageCases(dtype)) {

@@ -427,6 +427,21 @@ inline std::string softmaxText(int64_t rows, int64_t cols) {
                      rows, cols);
 }
 
+/// Row normalization of $T[rows,cols]: (x - mean) / sqrt(var) over each row.
+inline std::string rowNormText(int64_t rows, int64_t cols) {
+  return fmt::format(R"(graph @rn(%x: $T[{0},{1}]) {{
+  %m = mean %x {{axes=[1], keepdims}}
+  %v = var %x {{axes=[1], keepdims}}
+  %s = sqrt %v
+  %mb = broadcast_to %m {{shape=[{0},{1}]}}
+  %sb = broadcast_to %s {{shape=[{0},{1}]}}
+  %c = sub %x, %mb
+  %y = div %c, %sb
+  return %y
+}})",
+                     rows, cols);
+}
+
 /// Three stages over the rows of $T[rows,cols]: the mean; the variance and the
 /// largest deviation (siblings); the kurtosis of the standardized row. Domain and
 /// reduced outputs of different stages.

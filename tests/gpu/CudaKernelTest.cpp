@@ -361,7 +361,8 @@ TEST(CudaKernel, WideLayernorm) {
 
 /// A var broadcast back over its rows is one value per row: lanes merging unequal
 /// counts (gc_merge rounds differently in each order) end with the same bits.
-/// 1000 columns: a warp per row; 3000: a block per row.
+/// 1000 columns: a warp per row, moments merged; 3000: a block per row, two passes
+/// over the rows cached in registers.
 TEST(CudaKernel, VarianceIsOneValuePerRow) {
   GRAPHC_REQUIRE_GPU();
   for (int64_t cols : {1000, 3000}) {
@@ -388,6 +389,47 @@ TEST(CudaKernel, VarianceIsOneValuePerRow) {
     for (int64_t r = 0; r < 64; ++r)
       for (int64_t c = 1; c < cols; ++c)
         ASSERT_EQ(out.at(r * cols + c), out.at(r * cols)) << "row " << r << " column " << c;
+  }
+}
+
+/// Row normalization, (x - mean) / std, over rows a block caches: in registers
+/// (4097 points, a ragged share a lane) and in shared memory (16385; 56000 f32,
+/// 224000 bytes), where var takes two passes over the cache; and over rows no
+/// cache holds (56000 f64: one-pass moments). Against the CPU kernel, and on rows
+/// of mean 1000 and spread 1 in f32 against a two-pass loop in double.
+TEST(CudaKernel, RowNormalizationOverLongRows) {
+  GRAPHC_REQUIRE_GPU();
+  for (int64_t cols : {4097, 16385, 56000})
+    for (const char* dtype : {"f32", "f64"}) {
+      std::vector<Kernel> kernels =
+          kernelsOfText(testing::withType(testing::rowNormText(6, cols), dtype));
+      ASSERT_EQ(kernels.size(), 1u);
+      EXPECT_TRUE(expectSameAsCpu(kernels[0], fmt::format("rows of {} {}", cols, dtype), 19));
+    }
+  for (int64_t cols : {4097, 16385, 56000}) {
+    SCOPED_TRACE(cols);
+    std::vector<Kernel> kernels =
+        kernelsOfText(testing::withType(testing::rowNormText(3, cols), "f32"));
+    ASSERT_EQ(kernels.size(), 1u);
+    std::mt19937_64 rng(20);
+    std::normal_distribution<float> normal(1000.0f, 1.0f);
+    std::vector<HostArray> inputs = {HostArray(ir::DType::F32, 3 * cols)};
+    float* x = static_cast<float*>(inputs[0].data());
+    for (int64_t i = 0; i < 3 * cols; ++i)
+      x[i] = normal(rng);
+    HostArray out = runOnGpu(CudaFusedKernel(kernels[0]), inputs)[0];
+    for (int64_t r = 0; r < 3; ++r) {
+      double mean = 0, squares = 0;
+      for (int64_t c = 0; c < cols; ++c)
+        mean += x[r * cols + c];
+      mean /= static_cast<double>(cols);
+      for (int64_t c = 0; c < cols; ++c)
+        squares += (x[r * cols + c] - mean) * (x[r * cols + c] - mean);
+      double sd = std::sqrt(squares / static_cast<double>(cols));
+      for (int64_t c = 0; c < cols; ++c)
+        ASSERT_NEAR(out.at(r * cols + c), (x[r * cols + c] - mean) / sd, 2e-3)
+            << "row " << r << " column " << c;
+    }
   }
 }
 

@@ -21,8 +21,10 @@
 // single fused kernel, deferred runs share launches on one lane instead (RunBatch.h).
 // A run enqueued with the caller's stream is ordered on it by two events. A failed
 // Cholesky the compiler chose becomes a FallbackError (the run is redone with LU; an
-// ItemFallbackError naming the failed items of a batch of up to 1024, which alone are
-// redone where compile() batched the graph), any other failure an Error naming the op.
+// ItemFallbackError naming the failed items, which alone are redone where compile()
+// batched the graph: the items' info words come back with a batch of up to 1024, and
+// are fetched after a larger one's summary reports a failure, where the lane's last
+// run made them), any other failure an Error naming the op.
 //
 // A run's steps go on the lane's stream through runtime/cuda/StepEnqueue.h. A lane
 // captures its first run as a CUDA graph (runtime/cuda/CapturedRun.h) and replays it
@@ -389,9 +391,20 @@ private:
   /// Waits for the lane's queued runs and reads their checks.
   void drain(Lane& lane) {
     GRAPHC_CUDA_CHECK(cudaStreamSynchronize(lane.stream));
-    for (size_t r = 0; r < lane.queued && !lane.failure; ++r)
-      if (std::exception_ptr e = prepared_.failureOf(lane.ring.data() + r * prepared_.checkWords()))
+    for (size_t r = 0; r < lane.queued && !lane.failure; ++r) {
+      // The device's info words are the last run's: the earlier runs' are gone.
+      PreparedProgram::DeviceInfo deviceInfo;
+      if (r + 1 == lane.queued)
+        deviceInfo = [&](const PreparedStep& p) -> std::optional<std::vector<int>> {
+          std::vector<int> words(static_cast<size_t>(p.infoCount));
+          GRAPHC_CUDA_CHECK(cudaMemcpy(words.data(), lane.checks.as<int>() + prepared_.infoWord(p),
+                                       words.size() * sizeof(int), cudaMemcpyDeviceToHost));
+          return words;
+        };
+      if (std::exception_ptr e =
+              prepared_.failureOf(lane.ring.data() + r * prepared_.checkWords(), deviceInfo))
         lane.failure = {lane.runs[r], e};
+    }
     lane.runs.clear();
     lane.queued = 0;
   }

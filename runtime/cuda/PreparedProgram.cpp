@@ -31,8 +31,9 @@ constexpr int64_t kMaxStagedBytes = int64_t{16} << 20;
 
 /// A `cholesky {fallback}` of at most this many items copies every item's info
 /// word back, so that a failure names the items (only they are redone with LU:
-/// runtime/core/Compile.h); a larger batch copies a summary, and its failure redoes
-/// the whole run. 256 runs of a ring then hold at most 1 MB of them.
+/// runtime/core/Compile.h); a larger batch copies a summary, and when it reports a
+/// failure the item words are fetched from the device if it still holds them (the
+/// lane's last run). 256 runs of a ring then hold at most 1 MB of them.
 constexpr int64_t kItemInfoWords = 1024;
 
 /// True for a Cholesky the compiler chose (it falls back to LU when it fails).
@@ -290,7 +291,8 @@ bool PreparedProgram::oneKernel() const {
          checkWords_ == 0 && staged_.empty() && copies_.empty();
 }
 
-std::exception_ptr PreparedProgram::failureOf(const int* words) const {
+std::exception_ptr PreparedProgram::failureOf(const int* words,
+                                              const DeviceInfo& deviceInfo) const {
   // The chosen Choleskies' failures so far: any other failure after one may come
   // from the failed items' values, and redoes the whole run.
   std::optional<ItemFallbackError> chosen;
@@ -319,9 +321,13 @@ std::exception_ptr PreparedProgram::failureOf(const int* words) const {
       who += fmt::format(" (%{})", n.name());
     if (!isChosenCholesky(n))
       return after(std::make_exception_ptr(Error(fmt::format("{}: {}", who, *failure), n.loc())));
-    ItemFallbackError e = p.infoOffset >= 0
-                              ? ItemFallbackError(fmt::format("{}: {}", who, *failure), n.loc())
-                              : choleskyFailure(n, who, words + p.checkOffset);
+    std::optional<std::vector<int>> items;
+    if (p.infoOffset >= 0 && deviceInfo)
+      items = deviceInfo(p);
+    ItemFallbackError e = p.infoOffset < 0 ? choleskyFailure(n, who, words + p.checkOffset)
+                          : items
+                              ? choleskyFailure(n, who, items->data())
+                              : ItemFallbackError(fmt::format("{}: {}", who, *failure), n.loc());
     chosen = chosen ? ItemFallbackError::merged(*chosen, e) : e;
   }
   return chosen ? std::make_exception_ptr(*chosen) : nullptr;

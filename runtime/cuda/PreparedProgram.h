@@ -30,6 +30,7 @@
 #include <cuda_runtime_api.h>
 
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,7 +76,8 @@ struct PreparedStep {
   /// A batched library or CholeskySolve step: its info words (infoCount of them,
   /// after the check words, never copied back) and, at checkOffset, their summary
   /// (HelperKernels::summarizeInfo). Else -1: its info words are the check words
-  /// (so are a chosen Cholesky's, for batches of up to 1024 items).
+  /// (so are a chosen Cholesky's, for batches of up to 1024 items; a larger one's
+  /// are fetched from the device when its summary reports a failure).
   int64_t infoOffset = -1, infoCount = 0;
   KernelLaunch solve; ///< a CholeskySolve's launch, without its buffers
 
@@ -148,9 +150,12 @@ public:
 
   /// The first failure one run's check words report, or null: the CPU backend's
   /// Error, or a FallbackError for failed {fallback} Choleskies (naming their
-  /// failed items when the info words of each item came back and nothing else
-  /// failed after them).
-  std::exception_ptr failureOf(const int* words) const;
+  /// failed items when the info words of each item came back, or `deviceInfo`
+  /// fetches those a summary stands for, and nothing else failed after them).
+  /// `deviceInfo(p)` gives step p's infoCount info words of this run, or nothing
+  /// when the device no longer holds them.
+  using DeviceInfo = std::function<std::optional<std::vector<int>>(const PreparedStep&)>;
+  std::exception_ptr failureOf(const int* words, const DeviceInfo& deviceInfo = {}) const;
 
 private:
   void prepareSteps();

@@ -6,7 +6,7 @@
 // items alone with LU, with host and device arrays, into outputs and deferred;
 // every item's A x = b holds to rounding (loops in f64 on the host), the counters
 // name exactly the failed items, and the other items keep the Cholesky's results.
-// A batch past the per-item info words (1024 items) redoes the whole run.
+// Past 1024 items the failed items' info words are fetched from the device.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestUtil.h"
@@ -86,7 +86,9 @@ TEST(CudaItemFallback, OnlyTheIndefiniteItemsAreRedoneWithLu) {
   }
 }
 
-TEST(CudaItemFallback, BatchesPastThePerItemWordsRedoTheWholeRun) {
+/// Past 1024 items a run copies back a summary of the info words: a failure fetches
+/// the items' words from the device, which holds those of the lane's last run.
+TEST(CudaItemFallback, LargeBatchesFetchTheFailedItemsFromTheDevice) {
   GRAPHC_REQUIRE_GPU();
   const int64_t batch = 1100, n = 4;
   std::unique_ptr<ir::Graph> g = assumedSpdSolve(n, kCols);
@@ -94,10 +96,36 @@ TEST(CudaItemFallback, BatchesPastThePerItemWordsRedoTheWholeRun) {
   std::vector<Array> in = partlyIndefiniteBatch(batch, n, kCols, {3, 1099}, 5);
   ::testing::internal::CaptureStderr();
   std::vector<Array> got = exe->run(in);
-  ::testing::internal::GetCapturedStderr();
+  std::string log = ::testing::internal::GetCapturedStderr();
   expectSolved(in, got[0], batch, "batch 1100");
   EXPECT_EQ(exe->fallbacks(), 1);
-  EXPECT_EQ(exe->itemFallbacks(), 0);
+  EXPECT_EQ(exe->itemFallbacks(), 2);
+  EXPECT_NE(log.find("falls back to LU for batch items 3, 1099 of this run"), std::string::npos)
+      << log;
+  // Deferred: an SPD batch, then the partly indefinite one (the lane's last run).
+  std::vector<Array> device = {cuda::toDevice(in[0]), cuda::toDevice(in[1])};
+  std::vector<Array> spd = partlyIndefiniteBatch(batch, n, kCols, {}, 5);
+  std::vector<Array> spdDevice = {cuda::toDevice(spd[0]), cuda::toDevice(spd[1])};
+  Array first = exe->newOutput(0), second = exe->newOutput(0);
+  ::testing::internal::CaptureStderr();
+  exe->enqueue(spdDevice, {first});
+  exe->enqueue(device, {second});
+  exe->finish();
+  ::testing::internal::GetCapturedStderr();
+  expectSolved(spd, cuda::toHost(first), batch, "deferred, all SPD");
+  expectSolved(in, cuda::toHost(second), batch, "deferred");
+  EXPECT_EQ(exe->fallbacks(), 2);
+  EXPECT_EQ(exe->itemFallbacks(), 4);
+  // The other way round the failed run's words may be gone (a lane's later run
+  // wrote over them): its items, or the whole run, are redone; both solve.
+  ::testing::internal::CaptureStderr();
+  exe->enqueue(device, {first});
+  exe->enqueue(spdDevice, {second});
+  exe->finish();
+  ::testing::internal::GetCapturedStderr();
+  expectSolved(in, cuda::toHost(first), batch, "deferred, failing first");
+  expectSolved(spd, cuda::toHost(second), batch, "deferred, all SPD second");
+  EXPECT_EQ(exe->fallbacks(), 3);
 }
 
 } // namespace

@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ git
   libfmt-dev llvm-14-dev clang-format-14 clang-tidy-16 libgtest-dev libgmock-dev
+  clang-14 libclang-rt-14-dev
   libopenblas-dev liblapacke-dev libgfortran-12-dev
   libncurses-dev zlib1g-dev libdlpack-dev
 )

@@ -181,20 +181,27 @@ std::optional<Executable::RunFailure> OptimizedExecutable::finishRuns() {
   if (!failure)
     return std::nullopt;
   std::vector<int64_t> items; // the failed items, when only they are redone
+  bool again = false;         // the failed items are lost: run it alone to learn them
   try {
     std::rethrow_exception(failure->error);
-  } catch (const FallbackError& e) {
-    noteFallback(e);
+  } catch (const ItemFallbackError& e) {
+    again = e.itemsLost() && unloweredItem_;
+    if (!again)
+      noteFallback(e);
     if (const std::vector<int64_t>* failed = itemsOf(e))
       items = *failed;
+  } catch (const FallbackError& e) {
+    noteFallback(e);
   } catch (const Error&) {
     return failure;
   }
-  // The failed run (its failed items, or all of it) and every run after it (which
-  // may read its outputs) again, in order, each falling back on its own.
+  // The failed run (alone, its failed items, or all of it) and every run after it
+  // (which may read its outputs) again, in order, each falling back on its own.
   size_t run = failure->run;
   try {
-    if (!items.empty())
+    if (again)
+      executeInto(queued[run].inputs, queued[run].outputs);
+    else if (!items.empty())
       redoItems(queued[run].inputs, queued[run].outputs, items);
     else
       fallback().executeInto(queued[run].inputs, queued[run].outputs);

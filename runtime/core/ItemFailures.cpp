@@ -27,7 +27,8 @@ ItemFallbackError::ItemFallbackError(std::string message, SourceLoc loc,
 ItemFallbackError ItemFallbackError::merged(const ItemFallbackError& a,
                                             const ItemFallbackError& b) {
   ItemFallbackError m(a.message() + "; " + b.message(), a.loc());
-  if (a.items_.empty() || b.items_.empty() || a.extent_ != b.extent_)
+  m.lost_ = a.lost_ || b.lost_;
+  if (m.lost_ || a.items_.empty() || b.items_.empty() || a.extent_ != b.extent_)
     return m;
   std::set_union(a.items_.begin(), a.items_.end(), b.items_.begin(), b.items_.end(),
                  std::back_inserter(m.items_));

@@ -24,7 +24,8 @@
 // ItemFallbackError naming the failed items, which alone are redone where compile()
 // batched the graph: the items' info words come back with a batch of up to 1024, and
 // are fetched after a larger one's summary reports a failure, where the lane's last
-// run made them), any other failure an Error naming the op.
+// run made them; an earlier run's are lost, and compile()'s executable runs it again
+// alone), any other failure an Error naming the op.
 //
 // A run's steps go on the lane's stream through runtime/cuda/StepEnqueue.h. A lane
 // captures its first run as a CUDA graph (runtime/cuda/CapturedRun.h) and replays it

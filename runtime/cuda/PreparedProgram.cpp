@@ -327,7 +327,8 @@ std::exception_ptr PreparedProgram::failureOf(const int* words,
     ItemFallbackError e = p.infoOffset < 0 ? choleskyFailure(n, who, words + p.checkOffset)
                           : items
                               ? choleskyFailure(n, who, items->data())
-                              : ItemFallbackError(fmt::format("{}: {}", who, *failure), n.loc());
+                              : ItemFallbackError::lost(fmt::format("{}: {}", who, *failure),
+                                                        n.loc());
     chosen = chosen ? ItemFallbackError::merged(*chosen, e) : e;
   }
   return chosen ? std::make_exception_ptr(*chosen) : nullptr;

@@ -6,7 +6,8 @@
 // items alone with LU, with host and device arrays, into outputs and deferred;
 // every item's A x = b holds to rounding (loops in f64 on the host), the counters
 // name exactly the failed items, and the other items keep the Cholesky's results.
-// Past 1024 items the failed items' info words are fetched from the device.
+// Past 1024 items the failed items' info words are fetched from the device, and a
+// deferred run whose words a later run wrote over runs again alone to fetch them.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestUtil.h"
@@ -116,8 +117,9 @@ TEST(CudaItemFallback, LargeBatchesFetchTheFailedItemsFromTheDevice) {
   expectSolved(in, cuda::toHost(second), batch, "deferred");
   EXPECT_EQ(exe->fallbacks(), 2);
   EXPECT_EQ(exe->itemFallbacks(), 4);
-  // The other way round the failed run's words may be gone (a lane's later run
-  // wrote over them): its items, or the whole run, are redone; both solve.
+  // The other way round the failed run's words are gone (the lane's later run wrote
+  // over them): the run goes again alone, which names its items, and they alone are
+  // redone.
   ::testing::internal::CaptureStderr();
   exe->enqueue(device, {first});
   exe->enqueue(spdDevice, {second});
@@ -126,6 +128,7 @@ TEST(CudaItemFallback, LargeBatchesFetchTheFailedItemsFromTheDevice) {
   expectSolved(in, cuda::toHost(first), batch, "deferred, failing first");
   expectSolved(spd, cuda::toHost(second), batch, "deferred, all SPD second");
   EXPECT_EQ(exe->fallbacks(), 3);
+  EXPECT_EQ(exe->itemFallbacks(), 6);
 }
 
 } // namespace

@@ -4,13 +4,15 @@
 // redoes those items alone with LU (runtime/core/Compile.h): every item's A x = b
 // holds to rounding (checked by loops in f64), the counters and the warning name
 // exactly the failed items, and the other items keep the Cholesky's results bit for
-// bit. So do graphs batched by hand whose items come apart (passes/Unbatch.h); a
-// matrix shared by every item redoes the whole run.
+// bit. So do graphs batched by hand whose items come apart (passes/Unbatch.h), and
+// deferred runs whose failed items were lost (they run again alone); a matrix
+// shared by every item redoes the whole run.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Parser.h"
 #include "runtime/Backends.h"
 #include "runtime/core/Compile.h"
+#include "runtime/core/ItemFailures.h"
 #include "support/Numeric.h"
 #include "support/SpdBatch.h"
 
@@ -99,6 +101,68 @@ TEST(ItemFallback, RunsIntoOutputsAndDeferredRunsRedoTheirItems) {
     expectSolved(ins[r], outs[r], fmt::format("deferred run {}", r));
   EXPECT_EQ(exe->fallbacks(), 3);
   EXPECT_EQ(exe->itemFallbacks(), 3 + 1 + 2);
+}
+
+/// The cpu backend, except that a deferred run's failed items are lost, as on the
+/// GPU when a later run on the lane wrote over the failed run's info words.
+class LostItemsBackend final : public Backend {
+public:
+  llvm::StringRef name() const override { return "lost-items"; }
+  std::unique_ptr<Executable> compile(const ir::Graph& g) override {
+    return std::make_unique<Lost>(g);
+  }
+
+private:
+  struct Lost final : Executable {
+    explicit Lost(const ir::Graph& g)
+        : Executable(Signature::of(g)), cpu(getBackend("cpu").compile(g)) {}
+    llvm::StringRef backendName() const override { return "lost-items"; }
+    std::vector<Array> execute(llvm::ArrayRef<Array> in) override { return cpu->run(in); }
+    void executeInto(llvm::ArrayRef<Array> in, llvm::ArrayRef<Array> out) override {
+      cpu->run(in, out);
+    }
+    void enqueueRun(size_t run, llvm::ArrayRef<Array> in, llvm::ArrayRef<Array> out,
+                    void*) override {
+      try {
+        cpu->run(in, out);
+      } catch (const ItemFallbackError& e) {
+        if (!failure)
+          failure = RunFailure{run, std::make_exception_ptr(ItemFallbackError::lost(
+                                        e.message(), e.loc()))};
+      }
+    }
+    std::optional<RunFailure> finishRuns() override { return std::exchange(failure, {}); }
+
+    std::unique_ptr<Executable> cpu;
+    std::optional<RunFailure> failure;
+  };
+};
+
+/// A deferred run whose failed items are lost runs again alone, which names them:
+/// only they are redone, not the whole run.
+TEST(ItemFallback, ADeferredRunWhoseItemsAreLostRunsAgainToNameThem) {
+  const int64_t n = 6;
+  std::unique_ptr<ir::Graph> g = assumedSpdSolve(n, kCols);
+  LostItemsBackend lost;
+  auto exe = compile(*g, lost, {.batch = kBatch});
+  std::vector<std::vector<Array>> ins = {partlyIndefiniteBatch(kBatch, n, kCols, {2, 5}, 31),
+                                         partlyIndefiniteBatch(kBatch, n, kCols, {}, 32),
+                                         partlyIndefiniteBatch(kBatch, n, kCols, {7}, 33)};
+  std::vector<Array> outs;
+  for (const std::vector<Array>& i : ins) {
+    outs.push_back(exe->newOutput(0));
+    exe->enqueue(i, {outs.back()});
+  }
+  ::testing::internal::CaptureStderr();
+  exe->finish();
+  std::string log = ::testing::internal::GetCapturedStderr();
+  for (size_t r = 0; r < ins.size(); ++r)
+    expectSolved(ins[r], outs[r], fmt::format("deferred run {}", r));
+  EXPECT_EQ(exe->fallbacks(), 2);
+  EXPECT_EQ(exe->itemFallbacks(), 2 + 1);
+  EXPECT_NE(log.find("falls back to LU for batch items 2, 5 of this run"), std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("falls back to LU for this run"), std::string::npos) << log;
 }
 
 /// S = Y*Y' + 1e-300*I is proven SPD; item 2's Y has exact entries of rank 2, so its

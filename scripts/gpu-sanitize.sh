@@ -69,7 +69,9 @@ status=0
 for tool in $tools; do
   errors=0 passed=0 failed=0
   for log in "$logs/$tool"-*.log; do
-    e=$(grep -oE 'ERROR SUMMARY: [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
+    # memcheck, initcheck, synccheck: "ERROR SUMMARY: N errors"; racecheck:
+    # "RACECHECK SUMMARY: N hazards displayed (...)", errors and warnings both.
+    e=$(grep -oE '(ERROR|RACECHECK) SUMMARY: [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
     p=$(grep -oE '^\[  PASSED  \] [0-9]+' "$log" | grep -oE '[0-9]+$')
     f=$(grep -oE '^ *[0-9]+ FAILED TESTS?' "$log" | grep -oE '[0-9]+')
     [ -z "$e" ] && { echo "$log: no error summary (the process did not finish)"; status=1; }

@@ -324,11 +324,10 @@ std::exception_ptr PreparedProgram::failureOf(const int* words,
     std::optional<std::vector<int>> items;
     if (p.infoOffset >= 0 && deviceInfo)
       items = deviceInfo(p);
-    ItemFallbackError e = p.infoOffset < 0 ? choleskyFailure(n, who, words + p.checkOffset)
-                          : items
-                              ? choleskyFailure(n, who, items->data())
-                              : ItemFallbackError::lost(fmt::format("{}: {}", who, *failure),
-                                                        n.loc());
+    ItemFallbackError e =
+        p.infoOffset < 0 ? choleskyFailure(n, who, words + p.checkOffset)
+        : items          ? choleskyFailure(n, who, items->data())
+                         : ItemFallbackError::lost(fmt::format("{}: {}", who, *failure), n.loc());
     chosen = chosen ? ItemFallbackError::merged(*chosen, e) : e;
   }
   return chosen ? std::make_exception_ptr(*chosen) : nullptr;

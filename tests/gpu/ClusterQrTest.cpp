@@ -15,8 +15,9 @@
 
 #include "runtime/cuda/HelperKernels.h"
 
+#include <bit>
+#include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <set>
 
 namespace graphc::testing {
@@ -177,7 +178,7 @@ TEST(ClusterQr, PanelWidthChangesNoBit) {
           ASSERT_EQ(got.size(), widest.size());
           size_t differ = 0;
           for (size_t i = 0; i < got.size(); ++i)
-            differ += std::memcmp(&got[i], &widest[i], sizeof(double)) != 0;
+            differ += std::bit_cast<uint64_t>(got[i]) != std::bit_cast<uint64_t>(widest[i]);
           EXPECT_EQ(differ, 0u) << m << " x " << n << " " << ir::dtypeName(dt).str()
                                 << ", panels of " << panel << " against 32";
         }

@@ -127,8 +127,8 @@ private:
         cpu->run(in, out);
       } catch (const ItemFallbackError& e) {
         if (!failure)
-          failure = RunFailure{run, std::make_exception_ptr(ItemFallbackError::lost(
-                                        e.message(), e.loc()))};
+          failure = RunFailure{
+              run, std::make_exception_ptr(ItemFallbackError::lost(e.message(), e.loc()))};
       }
     }
     std::optional<RunFailure> finishRuns() override { return std::exchange(failure, {}); }

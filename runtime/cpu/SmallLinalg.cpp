@@ -195,41 +195,53 @@ void trsmN(int order, int cols, bool lower, bool trans, bool unit, const T* a, T
     substitute<T, N, false>(n, cols, unit, a, b);
 }
 
+/// The accumulators of a row of W points: vectors of at most 32 bytes, AVX2's
+/// registers (GCC splits wider vector types through the stack there: rows of 16
+/// floats took 1.3x NumPy's time), `chunks` of them a row.
+template <typename T, int W> struct RowVectors {
+  static constexpr int bytes = W * sizeof(T) < 32 ? W * int(sizeof(T)) : 32;
+  static constexpr int lanes = bytes / int(sizeof(T)), chunks = W / lanes;
+  typedef T V __attribute__((vector_size(bytes)));
+};
+
 /// Rows i .. i + R - 1 of C = op(A) B for B of k rows of W (>= n) points, the
-/// columns past n zero: each row's W accumulators one vector (GCC's vector type:
-/// plain arrays of them were kept in memory, 4x slower), the R rows' independent
+/// columns past n zero: each row's W accumulators in vectors (GCC's vector type:
+/// plain arrays of floats were kept in memory, 4x slower), the R rows' independent
 /// sums interleaved over p (sums over k in order; products and sums round apart).
 template <typename T, int W, int R, bool TransA>
 [[gnu::always_inline]] inline void gemmRows(int i, int m, int n, int k, const T* a, const T* b,
                                             T* c) {
-  typedef T V __attribute__((vector_size(W * sizeof(T))));
-  V row[R] = {};
+  using RV = RowVectors<T, W>;
+  typename RV::V row[R][RV::chunks] = {};
   for (int p = 0; p < k; ++p) {
-    V bp;
-    __builtin_memcpy(&bp, b + p * W, sizeof(V));
+    typename RV::V bp[RV::chunks];
+    __builtin_memcpy(&bp, b + p * W, sizeof(bp));
     for (int r = 0; r < R; ++r) {
       T aip = TransA ? a[p * m + i + r] : a[(i + r) * k + p];
-      row[r] += aip * bp;
+      for (int q = 0; q < RV::chunks; ++q)
+        row[r][q] += aip * bp[q];
     }
   }
   for (int r = 0; r < R; ++r) {
     T* ci = c + (i + r) * n;
-    if (n == W) { // one vector store: a loop over j < n becomes a call to memcpy per row
-      __builtin_memcpy(ci, &row[r], sizeof(V));
+    if (n == W) { // one store: a loop over j < n becomes a call to memcpy per row
+      __builtin_memcpy(ci, &row[r], sizeof(row[r]));
       continue;
     }
     for (int j = 0; j < W; ++j)
       if (j < n)
-        ci[j] = row[r][j];
+        ci[j] = row[r][j / RV::lanes][j % RV::lanes];
   }
 }
 
 /// gemm with op(A) known and op(B) in rows of W points (4, 8 or 16, the first
 /// that holds n): op(B) copied out, transposed and padded with zeros, unless it is
-/// B itself (n = W); then C four rows at a time.
+/// B itself (n = W); then C four rows at a time (two where a row is four vectors,
+/// so that the accumulators stay in AVX2's 16 registers).
 template <typename T, int W, bool TransA>
 [[gnu::always_inline]] inline void gemmW(int m, int n, int k, bool transB, const T* a, const T* b,
                                          T* c) {
+  constexpr int R = RowVectors<T, W>::chunks >= 4 ? 2 : 4;
   T t[kMaxSmallN * kMaxSmallN];
   if (transB || n != W) {
     for (int p = 0; p < k; ++p)
@@ -238,8 +250,8 @@ template <typename T, int W, bool TransA>
     b = t;
   }
   int i = 0;
-  for (; i + 4 <= m; i += 4)
-    gemmRows<T, W, 4, TransA>(i, m, n, k, a, b, c);
+  for (; i + R <= m; i += R)
+    gemmRows<T, W, R, TransA>(i, m, n, k, a, b, c);
   for (; i < m; ++i)
     gemmRows<T, W, 1, TransA>(i, m, n, k, a, b, c);
 }

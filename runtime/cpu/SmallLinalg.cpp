@@ -84,27 +84,6 @@ template <typename T, int N> int getrfN(int order, T* a, int* ipiv) {
   return info;
 }
 
-/// dgetrs: the row swaps, then L (unit lower) and U.
-template <typename T, int N, int Cols>
-void getrsN(int order, int columns, const T* lu, const int* ipiv, T* b) {
-  const int n = N ? N : order, cols = Cols ? Cols : columns;
-  for (int k = 0; k < n; ++k)
-    if (int p = ipiv[k] - 1; p != k)
-      for (int c = 0; c < cols; ++c)
-        std::swap(b[k * cols + c], b[p * cols + c]);
-  for (int i = 1; i < n; ++i)
-    for (int k = 0; k < i; ++k)
-      for (int c = 0; c < cols; ++c)
-        b[i * cols + c] -= lu[i * n + k] * b[k * cols + c];
-  for (int i = n - 1; i >= 0; --i) {
-    for (int k = i + 1; k < n; ++k)
-      for (int c = 0; c < cols; ++c)
-        b[i * cols + c] -= lu[i * n + k] * b[k * cols + c];
-    for (int c = 0; c < cols; ++c)
-      b[i * cols + c] /= lu[i * n + i];
-  }
-}
-
 /// dpotf2, lower: column j of L from the rows before it (dot products of rows of
 /// the row-major factor).
 template <typename T, int N> int potrfLower(int order, T* a) {
@@ -149,17 +128,27 @@ template <typename T, int N> int potrfN(int order, bool upper, T* a) {
   return info;
 }
 
+/// The accumulators of a row of W points: vectors of at most 32 bytes, AVX2's
+/// registers (GCC splits wider vector types through the stack there: rows of 16
+/// floats took 1.3x NumPy's time), `chunks` of them a row.
+template <typename T, int W> struct RowVectors {
+  static constexpr int bytes = W * sizeof(T) < 32 ? W * int(sizeof(T)) : 32;
+  static constexpr int lanes = bytes / int(sizeof(T)), chunks = W / lanes;
+  typedef T V __attribute__((vector_size(bytes)));
+};
+
 /// Substitution with the n x n triangular `m` (lower: forwards; upper: backwards)
-/// over the `cols` columns of `b`: b(i,:) = (b(i,:) - sum m(i,k) b(k,:)) / m(i,i).
+/// over the `cols` columns of the n rows of `b`, `ld` apart, a row at a time:
+/// b(i,:) = (b(i,:) - sum m(i,k) b(k,:)) / m(i,i).
 template <typename T, int N, bool Lower, int Cols>
-void substituteN(int order, int columns, bool unit, const T* m, T* b) {
+void substituteN(int order, int columns, int64_t ld, bool unit, const T* m, T* b) {
   const int n = N ? N : order, cols = Cols ? Cols : columns;
   for (int s = 0; s < n; ++s) {
     int i = Lower ? s : n - 1 - s;
-    T* bi = b + i * cols;
+    T* bi = b + i * ld;
     for (int k = Lower ? 0 : i + 1; k < (Lower ? i : n); ++k) {
       T mik = m[i * n + k];
-      const T* bk = b + k * cols;
+      const T* bk = b + k * ld;
       for (int c = 0; c < cols; ++c)
         bi[c] -= mik * bk[c];
     }
@@ -169,18 +158,66 @@ void substituteN(int order, int columns, bool unit, const T* m, T* b) {
   }
 }
 
-/// substituteN with one right-hand side known at compile time.
+/// substituteN over the first 8 x 16 bytes of columns, each row's points held in
+/// eight 16-byte vectors (SSE2's and NEON's registers, so no clone of the file
+/// spills them) while the rows before it are read: a row-at-a-time update loads and
+/// stores b(i,:) once per term. The same operations in the same order, so the same
+/// bits.
 template <typename T, int N, bool Lower>
-void substitute(int order, int cols, bool unit, const T* m, T* b) {
+[[gnu::always_inline]] inline void substituteRun(int order, int64_t ld, bool unit, const T* m,
+                                                 T* b) {
+  typedef T V __attribute__((vector_size(16)));
+  constexpr int kChunks = 8;
+  const int n = N ? N : order;
+  for (int s = 0; s < n; ++s) {
+    int i = Lower ? s : n - 1 - s;
+    V acc[kChunks];
+    __builtin_memcpy(&acc, b + i * ld, sizeof(acc));
+    for (int k = Lower ? 0 : i + 1; k < (Lower ? i : n); ++k) {
+      T mik = m[i * n + k];
+      for (int q = 0; q < kChunks; ++q) { // a vector of row k at a time: 16 registers
+        V bk;
+        __builtin_memcpy(&bk, b + k * ld + q * int(16 / sizeof(T)), sizeof(bk));
+        acc[q] -= mik * bk;
+      }
+    }
+    if (!unit)
+      for (int q = 0; q < kChunks; ++q)
+        acc[q] /= m[i * n + i];
+    __builtin_memcpy(b + i * ld, &acc, sizeof(acc));
+  }
+}
+
+/// substituteN for any number of columns: one known at compile time, else runs of
+/// 128 bytes (eight independent sums, so the latency of one hides behind the
+/// others) and the rest a row at a time.
+template <typename T, int N, bool Lower>
+void substitute(int order, int cols, int64_t ld, bool unit, const T* m, T* b) {
   if (cols == 1)
-    substituteN<T, N, Lower, 1>(order, 1, unit, m, b);
-  else
-    substituteN<T, N, Lower, 0>(order, cols, unit, m, b);
+    return substituteN<T, N, Lower, 1>(order, 1, ld, unit, m, b);
+  constexpr int kRun = 128 / int(sizeof(T));
+  int c = 0;
+  for (; c + kRun <= cols; c += kRun)
+    substituteRun<T, N, Lower>(order, ld, unit, m, b + c);
+  if (c < cols)
+    substituteN<T, N, Lower, 0>(order, cols - c, ld, unit, m, b + c);
+}
+
+/// dgetrs: the row swaps, then L (unit lower) and U.
+template <typename T, int N>
+void getrsN(int order, int cols, int64_t ld, const T* lu, const int* ipiv, T* b) {
+  const int n = N ? N : order;
+  for (int k = 0; k < n; ++k)
+    if (int p = ipiv[k] - 1; p != k)
+      for (int c = 0; c < cols; ++c)
+        std::swap(b[k * ld + c], b[p * ld + c]);
+  substitute<T, N, true>(n, cols, ld, /*unit=*/true, lu, b);
+  substitute<T, N, false>(n, cols, ld, /*unit=*/false, lu, b);
 }
 
 /// dtrsm, left side: op(A) (A' copied out first) by substitution.
 template <typename T, int N>
-void trsmN(int order, int cols, bool lower, bool trans, bool unit, const T* a, T* b) {
+void trsmN(int order, int cols, int64_t ld, bool lower, bool trans, bool unit, const T* a, T* b) {
   const int n = N ? N : order;
   T t[kMaxSmallN * kMaxSmallN];
   if (trans) {
@@ -190,19 +227,10 @@ void trsmN(int order, int cols, bool lower, bool trans, bool unit, const T* a, T
     a = t;
   }
   if (lower != trans)
-    substitute<T, N, true>(n, cols, unit, a, b);
+    substitute<T, N, true>(n, cols, ld, unit, a, b);
   else
-    substitute<T, N, false>(n, cols, unit, a, b);
+    substitute<T, N, false>(n, cols, ld, unit, a, b);
 }
-
-/// The accumulators of a row of W points: vectors of at most 32 bytes, AVX2's
-/// registers (GCC splits wider vector types through the stack there: rows of 16
-/// floats took 1.3x NumPy's time), `chunks` of them a row.
-template <typename T, int W> struct RowVectors {
-  static constexpr int bytes = W * sizeof(T) < 32 ? W * int(sizeof(T)) : 32;
-  static constexpr int lanes = bytes / int(sizeof(T)), chunks = W / lanes;
-  typedef T V __attribute__((vector_size(bytes)));
-};
 
 /// Rows i .. i + R - 1 of C = op(A) B for B of k rows of W (>= n) points, the
 /// columns past n zero: each row's W accumulators in vectors (GCC's vector type:
@@ -274,13 +302,8 @@ template <typename T> int getrf(int n, T* a, int* ipiv) {
   return dispatch(n, [&](auto N) { return getrfN<T, N()>(n, a, ipiv); });
 }
 
-template <typename T> void getrs(int n, int cols, const T* lu, const int* ipiv, T* b) {
-  dispatch(n, [&](auto N) {
-    if (cols == 1)
-      getrsN<T, N(), 1>(n, 1, lu, ipiv, b);
-    else
-      getrsN<T, N(), 0>(n, cols, lu, ipiv, b);
-  });
+template <typename T> void getrs(int n, int cols, int64_t ld, const T* lu, const int* ipiv, T* b) {
+  dispatch(n, [&](auto N) { getrsN<T, N()>(n, cols, ld, lu, ipiv, b); });
 }
 
 template <typename T> int potrf(int n, bool upper, T* a) {
@@ -288,8 +311,8 @@ template <typename T> int potrf(int n, bool upper, T* a) {
 }
 
 template <typename T>
-void trsm(int n, int cols, bool lower, bool trans, bool unit, const T* a, T* b) {
-  dispatch(n, [&](auto N) { trsmN<T, N()>(n, cols, lower, trans, unit, a, b); });
+void trsm(int n, int cols, int64_t ld, bool lower, bool trans, bool unit, const T* a, T* b) {
+  dispatch(n, [&](auto N) { trsmN<T, N()>(n, cols, ld, lower, trans, unit, a, b); });
 }
 
 namespace {
@@ -336,12 +359,12 @@ void gemm(int m, int n, int k, bool transA, bool transB, const T* a, const T* b,
 
 template int getrf<float>(int, float*, int*);
 template int getrf<double>(int, double*, int*);
-template void getrs<float>(int, int, const float*, const int*, float*);
-template void getrs<double>(int, int, const double*, const int*, double*);
+template void getrs<float>(int, int, int64_t, const float*, const int*, float*);
+template void getrs<double>(int, int, int64_t, const double*, const int*, double*);
 template int potrf<float>(int, bool, float*);
 template int potrf<double>(int, bool, double*);
-template void trsm<float>(int, int, bool, bool, bool, const float*, float*);
-template void trsm<double>(int, int, bool, bool, bool, const double*, double*);
+template void trsm<float>(int, int, int64_t, bool, bool, bool, const float*, float*);
+template void trsm<double>(int, int, int64_t, bool, bool, bool, const double*, double*);
 template void gemm<float>(int, int, int, bool, bool, const float*, const float*, float*);
 template void gemm<double>(int, int, int, bool, bool, const double*, const double*, double*);
 

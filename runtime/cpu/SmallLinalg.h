@@ -32,8 +32,9 @@ constexpr int64_t kMaxSmallN = 16;
 /// row k + 1, as getrf's. Returns 0, or the 1-based index of the first zero pivot.
 template <typename T> int getrf(int n, T* a, int* ipiv);
 
-/// Solves A X = B in place of `b` (n x `cols`, row-major) from getrf's `lu`, `ipiv`.
-template <typename T> void getrs(int n, int cols, const T* lu, const int* ipiv, T* b);
+/// Solves A X = B in place of `b` (n x `cols`, rows `ld` apart) from getrf's `lu`,
+/// `ipiv`.
+template <typename T> void getrs(int n, int cols, int64_t ld, const T* lu, const int* ipiv, T* b);
 
 /// Cholesky of the symmetric n x n `a` in place: L with A = L L' in the lower
 /// triangle (read from the lower triangle), or with `upper` U = L' in the upper one
@@ -41,11 +42,12 @@ template <typename T> void getrs(int n, int cols, const T* lu, const int* ipiv, 
 /// or the 1-based order of the first leading minor that is not positive definite.
 template <typename T> int potrf(int n, bool upper, T* a);
 
-/// Solves op(A) X = B in place of `b` (n x `cols`) for the triangular n x n `a`:
+/// Solves op(A) X = B in place of `b` (n x `cols`, rows `ld` apart) for the
+/// triangular n x n `a`:
 /// op(A) = A or A' (`trans`), A lower or upper, its diagonal read or taken as ones
 /// (`unit`). The diagonal has no zeros (the caller checks).
 template <typename T>
-void trsm(int n, int cols, bool lower, bool trans, bool unit, const T* a, T* b);
+void trsm(int n, int cols, int64_t ld, bool lower, bool trans, bool unit, const T* a, T* b);
 
 /// C = op(A) op(B) for the m x n `c`, op(A) m x k (A stored k x m with `transA`),
 /// op(B) k x n (B stored n x k with `transB`); sums over k in order. With B = A

@@ -73,7 +73,7 @@ template <typename T> void luAndSolveMatchLapack(DType dt) {
     int cols = 3;
     std::vector<T> b = randomMatrix<T>(n, cols, 300 + n);
     std::vector<T> x = b, refX = b;
-    cpu::small::getrs(n, cols, lu.data(), ipiv.data(), x.data());
+    cpu::small::getrs(n, cols, cols, lu.data(), ipiv.data(), x.data());
     Ref<T>::getrs(LAPACK_ROW_MAJOR, 'N', n, cols, ref.data(), n, refPiv.data(), refX.data(), cols);
     double xs = 0;
     for (T v : refX)
@@ -186,6 +186,38 @@ TEST(SmallLinalg, BatchedSolveCholeskyAndTriangularSolve) {
         }
       }
     }
+}
+
+TEST(SmallLinalg, WideRightHandSidesGoInPanelsAndSplitOverThreads) {
+  // Few items with many columns: each item's columns in panels of 32 KiB (past one
+  // panel, and a last panel of odd width), an item's panels split over the pool
+  // when the items are fewer than its threads: A x == b for solve and every
+  // triangle and transpose of triangular_solve.
+  for (DType dt : kTypes)
+    for (int n : {3, 4, 9, 16})
+      for (auto [batch, cols] : {std::pair<int64_t, int>{1, 5001}, {3, 1203}}) {
+        SCOPED_TRACE(
+            fmt::format("{} n = {}, {} x {} columns", ir::dtypeName(dt).str(), n, batch, cols));
+        Array a = wellConditioned(dt, {batch, n, n}, 1700 + n);
+        Array b = randn(dt, {batch, n, cols}, 1800 + n);
+        std::vector<double> ad = doubles(a), bd = doubles(b);
+        std::vector<double> x = doubles(runOp1(Op::Solve, {a, b}));
+        expectSolved(ad, x, bd, batch, n, cols, dt, "solve");
+        for (int flags = 0; flags < 4; ++flags) {
+          bool lower = flags & 1, trans = flags & 2;
+          ir::Attrs t;
+          t.set("lower", lower).set("transpose_a", trans);
+          Array tri = runOp1(lower ? Op::Tril : Op::Triu, {a});
+          std::vector<double> op = doubles(tri);
+          if (trans)
+            for (int64_t i = 0; i < batch; ++i) {
+              std::vector<double> ti = transposeRef(batchItem(op, i, n * n), n, n);
+              std::copy(ti.begin(), ti.end(), op.begin() + i * n * n);
+            }
+          expectSolved(op, doubles(runOp1(Op::TriangularSolve, {tri, b}, t)), bd, batch, n, cols,
+                       dt, fmt::format("triangular_solve lower={} trans={}", lower, trans));
+        }
+      }
 }
 
 TEST(SmallLinalg, BatchedMatmulAndSyrkAgainstLoops) {

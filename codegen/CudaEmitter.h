@@ -20,6 +20,11 @@ namespace graphc::codegen::detail {
 /// The most points of a segment a lane keeps in registers (row caching, in
 /// Emitter::reduction).
 constexpr int64_t kCachedPointsPerLane = 16;
+/// The most 4-byte registers of cached points a lane holds where its points go by
+/// 16-byte vectors and its thread has registers to spare (RowPlan): 32 f32 points.
+/// On an H200, softmax over rows of 32768 f32 so took 0.158 ms, against 0.241 from
+/// shared memory (bench/results/2026-12-03-h200-f703fb3-rows.jsonl).
+constexpr int64_t kCachedRegisters = 32;
 /// The most shared memory one reduction of a block-per-segment kernel takes for
 /// combining its warps: w<N>[BS / 32] of at most 32 bytes (gc_moments), BS <= 1024.
 constexpr int64_t kSharedPerReduction = 32 * 32;
@@ -164,6 +169,9 @@ private:
   struct RowPlan;
   class Segment;
   RowPlan planRows(const CudaKernel& ck, const Passes& ps, bool multiPass) const;
+  /// The points of the vectors the `cached` rows and the domain outputs would go by
+  /// (RowPlan::width): 1 where they may not.
+  int64_t vectorWidth(const std::vector<bool>& cached, const Passes& ps) const;
   void reduction(Code& c, CudaKernel& ck);
   /// `even`: every lane holds as many points (var's moments then merge in equal
   /// halves, with no division).

@@ -150,14 +150,15 @@ struct Emitter::Passes {
 /// from memory once. A var over cached rows takes two passes over the cache, the mean
 /// and the squared deviations from it: plain sums, where merging moments across the
 /// lanes (a division at every step) made row normalization over rows of 4097 f32
-/// take 0.067 ms on an H200, against 0.038 in two passes. Vectors: in
-/// kernels moving more than
-/// kWideBytes, cached rows and domain outputs, floating point and of one size, go
-/// in runs of `width` points per lane, loaded and stored 16 bytes at a time where
-/// every such buffer is aligned (W4's kernel on an H200: 73 us against 75.7 a point
-/// at a time); a lane's u-th point is then point u % width of its u / width-th
-/// run, and loads the same at every segment and contiguous along it (layernorm's g
-/// and b) are read by vectors too in the output pass.
+/// take 0.067 ms on an H200, against 0.038 in two passes. Vectors: in kernels
+/// moving more than kWideBytes, cached rows and domain outputs of one type, f32 or
+/// f64, in segments of a multiple of `width` points go in runs of `width` points
+/// per lane, loaded and stored 16 bytes at a time where every such buffer is
+/// aligned (W4's kernel on an H200: 73 us against 75.7 a point at a time); a lane's
+/// u-th point is then point u % width of its u / width-th run (runs past the
+/// segment's end, where the runs do not tile it, are skipped), and loads the same
+/// at every segment and contiguous along it (layernorm's g and b) are read by
+/// vectors too in the output pass.
 struct Emitter::RowPlan {
   int64_t lanes = 0, perLane = 0;
   std::vector<bool> cached; ///< by input
@@ -168,6 +169,26 @@ struct Emitter::RowPlan {
   int64_t width = 1;
   std::vector<int> rowVectors;
 };
+
+int64_t Emitter::vectorWidth(const std::vector<bool>& cached, const Passes& ps) const {
+  int64_t moved = 0;
+  std::vector<DType> types; // of the cached rows and the domain outputs
+  for (size_t in = 0; in < cached.size(); ++in)
+    if (cached[in]) {
+      moved += k_.inputs[in].type().bytes();
+      types.push_back(k_.inputs[in].type().dtype);
+    }
+  for (const KernelOutput& o : k_.outputs)
+    if (o.space == Space::Domain) {
+      moved += o.value.type().bytes();
+      types.push_back(k_.insts[o.inst].dtype);
+    }
+  bool same = !types.empty() && std::all_of(types.begin(), types.end(), [&](DType t) {
+    return t == types[0] && (t == DType::F32 || t == DType::F64);
+  });
+  int64_t width = same ? 16 / ir::dtypeSize(types[0]) : 1;
+  return moved > kWideBytes && ps.length % width == 0 ? width : 1;
+}
 
 Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool multiPass) const {
   using L = CudaKernel::Launch;
@@ -184,13 +205,40 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
       r.cached[inst.input] = true;
   }
   rereads = rereads && llvm::is_contained(r.cached, true);
-  r.caching = rereads && r.perLane <= kCachedPointsPerLane;
+  int reads = ps.stages + ps.varStages + (ps.domainOutputs ? 1 : 0);
+  // By vectors, a lane holds whole runs, the last ones past the segment's end where
+  // the runs do not tile it: up to kCachedPointsPerLane points, or up to
+  // kCachedRegisters where a thread has registers to spare. A block of 1024 threads
+  // has 64 a thread: there only a kernel of one cached row, no var and at most three
+  // reads (a softmax) takes more, and only for a row that shared memory would hold
+  // but once an SM. On an H200, rows of f32: softmax over 20000 points 0.119 ms
+  // from shared memory, 0.152 from registers; row normalization over 32768 (var's
+  // two passes spill) 0.208 and 0.412 (bench/results/2026-12-03-h200-f703fb3-rows.jsonl).
+  int64_t width = rereads ? vectorWidth(r.cached, ps) : 1, registers = 0, rowBytes = 0;
+  for (size_t in = 0; in < r.cached.size(); ++in)
+    if (r.cached[in]) {
+      registers += ir::dtypeSize(k_.inputs[in].type().dtype) / 4;
+      rowBytes += ps.length * ir::dtypeSize(k_.inputs[in].type().dtype);
+    }
+  bool spare = ck.blockSize <= 512 || (registers == 1 && ps.varStages == 0 && reads <= 3 &&
+                                       2 * rowBytes > target_.sharedBytes);
+  int64_t runs = (ps.length / width + r.lanes - 1) / std::max<int64_t>(r.lanes, 1);
+  if (width > 1 &&
+      runs * width <= (spare ? std::max(kCachedPointsPerLane, kCachedRegisters / registers)
+                             : kCachedPointsPerLane)) {
+    r.caching = true;
+    r.width = width;
+    r.perLane = runs * width;
+    r.ragged = ps.length / width % r.lanes != 0;
+  } else {
+    r.caching = rereads && r.perLane <= kCachedPointsPerLane;
+    r.ragged = ps.length % std::max<int64_t>(r.lanes, 1) != 0;
+  }
   // Shared memory holds one row per block where registers cannot: past 113 KB a row
   // the SM runs one block, which waits for its row before it computes, so it pays
   // only where it saves two reads of the row or more. On an H200, rows of 50257 f32:
   // softmax (three reads) 0.45 -> 0.38 ms, logsumexp (two) 0.18 -> 0.24. A var
   // counts twice (its passes over a cached row).
-  int reads = ps.stages + ps.varStages + (ps.domainOutputs ? 1 : 0);
   if (rereads && !r.caching && ck.launch == L::BlockPerSegment && reads >= 3) {
     r.sharedOffsets.assign(r.cached.size(), -1);
     for (size_t in = 0; in < r.cached.size(); ++in)
@@ -207,27 +255,6 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
   }
   if (!r.caching)
     r.cached.assign(r.cached.size(), false);
-  int64_t moved = 0;
-  std::vector<int64_t> sizes; // of the rows' and domain outputs' elements
-  bool wide = r.caching && !r.shared;
-  for (size_t in = 0; in < r.cached.size(); ++in)
-    if (r.cached[in]) {
-      moved += k_.inputs[in].type().bytes();
-      wide = wide && ir::isFloat(k_.inputs[in].type().dtype);
-      sizes.push_back(ir::dtypeSize(k_.inputs[in].type().dtype));
-    }
-  for (const KernelOutput& o : k_.outputs)
-    if (o.space == Space::Domain) {
-      moved += o.value.type().bytes();
-      wide = wide && ir::isFloat(k_.insts[o.inst].dtype);
-      sizes.push_back(ir::dtypeSize(k_.insts[o.inst].dtype));
-    }
-  wide = wide && moved > kWideBytes;
-  r.ragged = ps.length % std::max<int64_t>(r.lanes, 1) != 0;
-  if (wide && !r.ragged &&
-      std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) == sizes.end() &&
-      (sizes[0] == 4 || sizes[0] == 8) && r.perLane % (16 / sizes[0]) == 0)
-    r.width = 16 / sizes[0];
   for (size_t i = 0; i < k_.insts.size() && r.width > 1; ++i) {
     const Inst& inst = k_.insts[i];
     ir::Shape kept = pick(inst.strides, k_.reduceAxes, true);
@@ -323,10 +350,18 @@ private:
       c_.close();
     c_.close();
   }
-  /// Opens the loop over a lane's runs v of w_ points.
+  /// Opens (and closeRuns() closes) the loop over a lane's runs v of w_ points, those
+  /// inside the segment.
   void openRuns() {
     c_.line("#pragma unroll");
     c_.open(fmt::format("for (int v = 0; v < {}; ++v)", rows_.perLane / w_));
+    if (rows_.ragged)
+      c_.open(fmt::format("if ({} < L / {})", run_, w_));
+  }
+  void closeRuns() {
+    if (rows_.ragged)
+      c_.close();
+    c_.close();
   }
 
   /// The cached rows into registers or shared memory.
@@ -350,7 +385,7 @@ private:
           for (int64_t e = 0; e < w_; ++e)
             c_.line("c{0}[v * {1} + {2}] = t{0}.{3};", in, w_, e, "xyzw"[e]);
         }
-      c_.close();
+      closeRuns();
       return;
     }
     openPoints();
@@ -483,7 +518,7 @@ private:
         c_.line("(({0}*)(out{1} + s * L))[{2}] = make_{0}({3});", vt, o, run_,
                 fmt::join(parts, ", "));
       }
-    c_.close();
+    closeRuns();
   }
 
   /// Last, when every lane is done reading (an output may replace an input): the

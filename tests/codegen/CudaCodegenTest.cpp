@@ -334,6 +334,52 @@ TEST(CudaCodegen, VarOverCachedRowsTakesTwoPasses) {
 #endif
 }
 
+/// Rows that go by 16-byte vectors stay in registers up to 32 registers a lane (32
+/// f32 points), also where the runs do not tile the row; the rest keep 16 points.
+TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
+  using testing::withType;
+  const codegen::CudaTarget sm90 = codegen::CudaTarget::sm90();
+  auto softmax = [&](int64_t rows, int64_t cols, const char* dtype) {
+    return wholeKernelFor(withType(testing::softmaxText(rows, cols), dtype), sm90);
+  };
+  // 2048 rows of 32768 f32 (268 MB each way): 8 vectors a lane of 1024.
+  CudaKernel even = softmax(2048, 32768, "f32");
+  EXPECT_EQ(even.sharedBytes, 0);
+  EXPECT_NE(even.source.find("f32 c0[32];"), std::string::npos) << even.source;
+  EXPECT_NE(even.source.find("= ((const float4*)(in0 + s * L))["), std::string::npos);
+  EXPECT_EQ(even.source.find("< L / 4)"), std::string::npos) << even.source;
+  // Rows of 32000: 8000 vectors, the last lanes' eighth past the row's end.
+  CudaKernel ragged = softmax(2048, 32000, "f32");
+  EXPECT_EQ(ragged.sharedBytes, 0);
+  EXPECT_NE(ragged.source.find("f32 c0[32];"), std::string::npos) << ragged.source;
+  EXPECT_EQ(occurrences(ragged.source, "(idx)threadIdx.x + v * BS < L / 4)"), 2u) // load, store
+      << ragged.source;
+  // No vectors (an odd row, a small kernel): 16 points a lane at most, so these rows
+  // go to shared memory; f64 rows of 32768 take 64 registers a lane, too many.
+  for (CudaKernel k : {softmax(2048, 32001, "f32"), softmax(8, 32768, "f32")}) {
+    EXPECT_GT(k.sharedBytes, 0) << k.source;
+    EXPECT_EQ(k.source.find("float4"), std::string::npos) << k.source;
+  }
+  // Blocks of 1024 threads keep 16 points a lane but for a softmax-like kernel over
+  // rows shared memory would hold once an SM: not rows of 20000 points, not a var.
+  EXPECT_GT(softmax(2048, 20000, "f32").sharedBytes, 0);
+  CudaKernel norm = wholeKernelFor(withType(testing::rowNormText(2048, 32768), "f32"),
+                                   codegen::CudaTarget::sm90());
+  EXPECT_EQ(norm.source.find("c0[32]"), std::string::npos) << norm.source;
+  CudaKernel f64 = softmax(1024, 32768, "f64");
+  EXPECT_EQ(f64.source.find("c0["), std::string::npos) << f64.source;
+  // f64 rows of 8000 at 512 lanes: 8 vectors of two a lane, 16 points.
+  CudaKernel f64Ragged = softmax(2048, 8000, "f64");
+  EXPECT_NE(f64Ragged.source.find("f64 c0[16];"), std::string::npos) << f64Ragged.source;
+  EXPECT_NE(f64Ragged.source.find("< L / 2)"), std::string::npos) << f64Ragged.source;
+#if GRAPHC_HAS_CUDA
+  cuda::CompileOptions options;
+  options.computeCapability = 90;
+  EXPECT_NO_THROW(cuda::compileCuda(ragged.source, "ragged.cu", options));
+  EXPECT_NO_THROW(cuda::compileCuda(f64Ragged.source, "f64.cu", options));
+#endif
+}
+
 TEST(CudaCodegen, MultiStageKernels) {
   for (const char* dtype : {"f32", "f64"})
     for (const testing::MultiStageCase& c : testing::multiStageCases(dtype)) {

@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <map>
 #include <thread>
 
@@ -51,6 +52,19 @@ std::vector<CudaKernel> generateMultiStage(const testing::MultiStageCase& c) {
   const codegen::Kernel& kernel = std::get<codegen::Kernel>(k);
   EXPECT_EQ(kernel.stages(), c.stages) << c.name << "\n" << codegen::printKernel(kernel);
   return {codegen::emitCuda(kernel, "k0", codegen::CudaTarget::sm90())};
+}
+
+/// Expects NVRTC to compile each source for compute capability 9.0 (where the
+/// build has CUDA).
+void expectCompilesForSm90(std::initializer_list<std::string> sources) {
+#if GRAPHC_HAS_CUDA
+  cuda::CompileOptions options;
+  options.computeCapability = 90;
+  for (const std::string& source : sources)
+    EXPECT_NO_THROW(cuda::compileCuda(source, "k.cu", options)) << source;
+#else
+  (void)sources;
+#endif
 }
 
 /// How often `what` occurs in `text`.
@@ -226,12 +240,7 @@ TEST(CudaCodegen, RowsReadInSeveralPassesAreLoadedOnce) {
     EXPECT_EQ(w4.find(hint), std::string::npos) << hint;
   std::string f64 = generate(bench::layernormGraph(2048, 8192, "f64"), "f64").at(0).source;
   EXPECT_NE(f64.find("= ((const double2*)(in0 + s * L))["), std::string::npos) << f64;
-#if GRAPHC_HAS_CUDA
-  cuda::CompileOptions options;
-  options.computeCapability = 90;
-  EXPECT_NO_THROW(cuda::compileCuda(w4, "w4.cu", options));
-  EXPECT_NO_THROW(cuda::compileCuda(f64, "f64.cu", options));
-#endif
+  expectCompilesForSm90({w4, f64});
 }
 
 /// The one kernel of `text` (as a multi-stage case), generated for `target`.
@@ -285,12 +294,7 @@ TEST(CudaCodegen, LongRowsAreCachedInSharedMemoryWhereTheyFit) {
   EXPECT_EQ(wholeKernelFor(lse, sm90).sharedBytes, 0);
   // Rows a lane holds in registers stay there.
   EXPECT_EQ(wholeKernelFor(withType(testing::softmaxText(8, 4096), "f32"), sm90).sharedBytes, 0);
-#if GRAPHC_HAS_CUDA
-  cuda::CompileOptions options;
-  options.computeCapability = 90;
-  EXPECT_NO_THROW(cuda::compileCuda(k.source, "softmax.cu", options));
-  EXPECT_NO_THROW(cuda::compileCuda(two.source, "two.cu", options));
-#endif
+  expectCompilesForSm90({k.source, two.source});
 }
 
 /// A var over rows a block caches (in registers or shared memory) takes two passes
@@ -324,14 +328,9 @@ TEST(CudaCodegen, VarOverCachedRowsTakesTwoPasses) {
   return %y
 })";
   EXPECT_NE(wholeKernelFor(columns, sm90).source.find("gc_moments"), std::string::npos);
-#if GRAPHC_HAS_CUDA
-  cuda::CompileOptions options;
-  options.computeCapability = 90;
-  for (int64_t cols : {4097, 16385})
-    EXPECT_NO_THROW(cuda::compileCuda(
-        wholeKernelFor(withType(testing::rowNormText(4, cols), "f32"), sm90).source, "rn.cu",
-        options));
-#endif
+  expectCompilesForSm90(
+      {wholeKernelFor(withType(testing::rowNormText(4, 4097), "f32"), sm90).source,
+       wholeKernelFor(withType(testing::rowNormText(4, 16385), "f32"), sm90).source});
 }
 
 /// Rows that go by 16-byte vectors stay in registers up to 32 registers a lane (32
@@ -372,12 +371,7 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   CudaKernel f64Ragged = softmax(2048, 8000, "f64");
   EXPECT_NE(f64Ragged.source.find("f64 c0[16];"), std::string::npos) << f64Ragged.source;
   EXPECT_NE(f64Ragged.source.find("< L / 2)"), std::string::npos) << f64Ragged.source;
-#if GRAPHC_HAS_CUDA
-  cuda::CompileOptions options;
-  options.computeCapability = 90;
-  EXPECT_NO_THROW(cuda::compileCuda(ragged.source, "ragged.cu", options));
-  EXPECT_NO_THROW(cuda::compileCuda(f64Ragged.source, "f64.cu", options));
-#endif
+  expectCompilesForSm90({ragged.source, f64Ragged.source});
 }
 
 TEST(CudaCodegen, MultiStageKernels) {

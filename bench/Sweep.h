@@ -231,9 +231,9 @@ inline std::vector<SweepCase> sweepCases(bool cpu = false) {
     add(fmt::format("{}_f32_{}x50257_ax1", op, softmaxRows), sweep::rows, op,
         fmt::format("{},50257", softmaxRows).c_str(), "", true);
   // Row lengths on both sides of where a row stops fitting in registers (16384
-  // f32 for one read, 4096 for several) and up to where it stops fitting in
-  // shared memory.
-  for (int64_t length : {16384, 16385, 32768, 56000})
+  // f32 for one read, 4096 for several; 32768 by vectors, which need not tile a
+  // row of 8000 or 32000) and up to where it stops fitting in shared memory.
+  for (int64_t length : {8000, 16384, 16385, 32000, 32768, 56000})
     add(fmt::format("softmax_f32_{}x{}_ax1", softmaxRows, length), sweep::rows, "softmax",
         fmt::format("{},{}", softmaxRows, length).c_str(), "", true);
   for (int64_t length : {4096, 4097, 16385, 56000})

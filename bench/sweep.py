@@ -74,7 +74,7 @@ def sweep_cases(cpu=False):
     softmax_rows, colnorm_rows = (512, 262144) if cpu else (2048, 1048576)
     for op in ("softmax", "logsumexp"):
         add(f"{op}_f32_{softmax_rows}x50257_ax1", "rows", op, (softmax_rows, 50257))
-    for length in (16384, 16385, 32768, 56000):
+    for length in (8000, 16384, 16385, 32000, 32768, 56000):
         add(f"softmax_f32_{softmax_rows}x{length}_ax1", "rows", "softmax", (softmax_rows, length))
     for length in (4096, 4097, 16385, 56000):
         add(f"rownorm_f32_{softmax_rows}x{length}_ax1", "normalize", "rownorm",

@@ -144,8 +144,9 @@ struct Emitter::Passes {
 /// lane's registers (c<input>[u], its u-th point), all loads in flight at once, and
 /// every pass reads the registers. Where a block's segment is longer, its cached
 /// inputs go to shared memory instead when they fit CudaTarget (at most one row per
-/// input, c<input>[j] at the segment's point j, each lane reading back only its own
-/// points, so no barrier guards them) and the row would be read three times or more
+/// input, c<input>[j] at the segment's point j, each lane reading back only the
+/// points it loaded, so that no barrier guards them, but where the row comes by
+/// vectors, then one barrier) and the row would be read three times or more
 /// (a var's two passes count twice): softmax over rows of 50257 f32 reads each row
 /// from memory once. A var over cached rows takes two passes over the cache, the mean
 /// and the squared deviations from it: plain sums, where merging moments across the
@@ -252,6 +253,11 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
     r.shared = r.caching = r.sharedBytes + reductions * kSharedPerReduction <= target_.sharedBytes;
     if (!r.shared)
       r.sharedBytes = 0;
+    if (r.shared && width > 1) { // loaded and stored by vectors too
+      r.width = width;
+      r.perLane = runs * width;
+      r.ragged = ps.length / width % r.lanes != 0;
+    }
   }
   if (!r.caching)
     r.cached.assign(r.cached.size(), false);
@@ -374,20 +380,27 @@ private:
       else if (cached[in])
         c_.line("{} c{}[{}];", t, in, rows_.perLane);
     }
-    if (rows_.shared) // several loads in flight per lane
-      c_.line("#pragma unroll 8");
     if (w_ > 1) {
       openRuns();
       for (size_t in = 0; in < cached.size(); ++in)
-        if (cached[in]) {
+        if (!cached[in]) {
+          continue;
+        } else if (rows_.shared) {
+          c_.line("(({0}*)c{1})[{2}] = ((const {0}*)(in{1} + s * L))[{2}];",
+                  vectorType(k_.inputs[in].type().dtype), in, run_);
+        } else {
           const char* vt = vectorType(k_.inputs[in].type().dtype);
           c_.line("const {0} t{1} = ((const {0}*)(in{1} + s * L))[{2}];", vt, in, run_);
           for (int64_t e = 0; e < w_; ++e)
             c_.line("c{0}[v * {1} + {2}] = t{0}.{3};", in, w_, e, "xyzw"[e]);
         }
       closeRuns();
+      if (rows_.shared) // the passes read points other lanes' vectors brought
+        c_.line("__syncthreads();");
       return;
     }
+    if (rows_.shared) // several loads in flight per lane
+      c_.line("#pragma unroll 8");
     openPoints();
     for (size_t in = 0; in < cached.size(); ++in)
       if (cached[in])

@@ -359,6 +359,16 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
     EXPECT_GT(k.sharedBytes, 0) << k.source;
     EXPECT_EQ(k.source.find("float4"), std::string::npos) << k.source;
   }
+  // Rows in shared memory come by vectors too, then a barrier: each lane reads
+  // points other lanes loaded.
+  CudaKernel shared = softmax(2048, 56000, "f32");
+  EXPECT_EQ(shared.sharedBytes, 224000);
+  size_t load = shared.source.find(
+      "((float4*)c0)[(idx)threadIdx.x + v * BS] = ((const float4*)(in0 + s * L))[");
+  ASSERT_NE(load, std::string::npos) << shared.source;
+  EXPECT_EQ(shared.source.find("}\n      __syncthreads();\n      f32 a2", load),
+            shared.source.find("}\n", shared.source.find("}\n", load) + 1))
+      << shared.source;
   // Blocks of 1024 threads keep 16 points a lane but for a softmax-like kernel over
   // rows shared memory would hold once an SM: not rows of 20000 points, not a var.
   EXPECT_GT(softmax(2048, 20000, "f32").sharedBytes, 0);
@@ -371,7 +381,7 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   CudaKernel f64Ragged = softmax(2048, 8000, "f64");
   EXPECT_NE(f64Ragged.source.find("f64 c0[16];"), std::string::npos) << f64Ragged.source;
   EXPECT_NE(f64Ragged.source.find("< L / 2)"), std::string::npos) << f64Ragged.source;
-  expectCompilesForSm90({ragged.source, f64Ragged.source});
+  expectCompilesForSm90({ragged.source, f64Ragged.source, shared.source});
 }
 
 TEST(CudaCodegen, MultiStageKernels) {

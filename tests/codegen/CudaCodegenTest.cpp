@@ -355,7 +355,7 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
       << ragged.source;
   // No vectors (an odd row, a small kernel): 16 points a lane at most, so these rows
   // go to shared memory; f64 rows of 32768 take 64 registers a lane, too many.
-  for (CudaKernel k : {softmax(2048, 32001, "f32"), softmax(8, 32768, "f32")}) {
+  for (const CudaKernel& k : {softmax(2048, 32001, "f32"), softmax(8, 32768, "f32")}) {
     EXPECT_GT(k.sharedBytes, 0) << k.source;
     EXPECT_EQ(k.source.find("float4"), std::string::npos) << k.source;
   }

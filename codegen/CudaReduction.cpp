@@ -224,13 +224,16 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
   bool spare = ck.blockSize <= 512 || (registers == 1 && ps.varStages == 0 && reads <= 3 &&
                                        2 * rowBytes > target_.sharedBytes);
   int64_t runs = (ps.length / width + r.lanes - 1) / std::max<int64_t>(r.lanes, 1);
+  auto byVectors = [&] {
+    r.width = width;
+    r.perLane = runs * width;
+    r.ragged = ps.length / width % r.lanes != 0;
+  };
   if (width > 1 &&
       runs * width <= (spare ? std::max(kCachedPointsPerLane, kCachedRegisters / registers)
                              : kCachedPointsPerLane)) {
     r.caching = true;
-    r.width = width;
-    r.perLane = runs * width;
-    r.ragged = ps.length / width % r.lanes != 0;
+    byVectors();
   } else {
     r.caching = rereads && r.perLane <= kCachedPointsPerLane;
     r.ragged = ps.length % std::max<int64_t>(r.lanes, 1) != 0;
@@ -253,11 +256,8 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
     r.shared = r.caching = r.sharedBytes + reductions * kSharedPerReduction <= target_.sharedBytes;
     if (!r.shared)
       r.sharedBytes = 0;
-    if (r.shared && width > 1) { // loaded and stored by vectors too
-      r.width = width;
-      r.perLane = runs * width;
-      r.ragged = ps.length / width % r.lanes != 0;
-    }
+    if (r.shared && width > 1) // loaded and stored by vectors too
+      byVectors();
   }
   if (!r.caching)
     r.cached.assign(r.cached.size(), false);

@@ -6,9 +6,10 @@
 // positions exactly, floats within a few ulp (CUDA's math functions are not the
 // C library's). Also kernels of several reduction stages (whole layernorms,
 // softmaxes; on their own grid and on a grid of two blocks), a 16M-element chain,
-// in-place outputs, one var per row in every lane, the error word, and the kernel
-// cache (memory, disk, corrupted disk entries, parallel compilation, one kernel for
-// every size of a chain).
+// in-place outputs, one var per row in every lane, softmax over rows with
+// infinities and NaNs, the error word, and the kernel cache (memory, disk,
+// corrupted disk entries, parallel compilation, one kernel for every size of a
+// chain).
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestUtil.h"
@@ -95,32 +96,9 @@ std::vector<HostArray> runOnGpu(const CudaFusedKernel& gpu, const std::vector<Ho
   return outputs;
 }
 
-/// Runs `k` on the CPU and the GPU on the same random inputs and compares.
-/// Returns false (after reporting) when some element differs.
-bool expectSameAsCpu(const Kernel& k, const std::string& what, uint64_t seed,
-                     Placement placement = Placement::Separate) {
-  SCOPED_TRACE(what);
-  std::mt19937_64 rng(seed);
-  std::vector<HostArray> inputs;
-  for (const ir::Value& v : k.inputs) {
-    const ir::Node& n = *v.node;
-    char kind = n.op() == ir::Op::Parameter      ? testing::inputKind(n.attrs().getStr("name"))
-                : n.kind() == ir::OpKind::Source ? 'p' // constants (eps): positive
-                                                 : testing::inputKind(n.name());
-    inputs.push_back(randomArray(v.type(), kind, rng));
-  }
-  int inPlaceOf = -1;
-  if (placement == Placement::InPlace)
-    for (size_t i = 0; i < k.inputs.size() && inPlaceOf < 0; ++i)
-      if (k.inputs[i].type().numel() == k.outputs[0].value.type().numel() &&
-          ir::dtypeSize(k.inputs[i].type().dtype) ==
-              ir::dtypeSize(k.insts[k.outputs[0].inst].dtype))
-        inPlaceOf = static_cast<int>(i);
-  if (placement == Placement::InPlace && inPlaceOf < 0) {
-    ADD_FAILURE() << "no input to write output 0 over";
-    return false;
-  }
-
+/// Runs `k` on the CPU and the GPU on `inputs` and compares, NaN equal to NaN.
+bool sameAsCpuOn(const Kernel& k, const std::vector<HostArray>& inputs, Placement placement,
+                 int inPlaceOf) {
   // CPU
   std::vector<HostArray> want;
   for (const codegen::KernelOutput& o : k.outputs)
@@ -157,6 +135,34 @@ bool expectSameAsCpu(const Kernel& k, const std::string& what, uint64_t seed,
     }
   }
   return same;
+}
+
+/// Runs `k` on the CPU and the GPU on the same random inputs and compares.
+/// Returns false (after reporting) when some element differs.
+bool expectSameAsCpu(const Kernel& k, const std::string& what, uint64_t seed,
+                     Placement placement = Placement::Separate) {
+  SCOPED_TRACE(what);
+  std::mt19937_64 rng(seed);
+  std::vector<HostArray> inputs;
+  for (const ir::Value& v : k.inputs) {
+    const ir::Node& n = *v.node;
+    char kind = n.op() == ir::Op::Parameter      ? testing::inputKind(n.attrs().getStr("name"))
+                : n.kind() == ir::OpKind::Source ? 'p' // constants (eps): positive
+                                                 : testing::inputKind(n.name());
+    inputs.push_back(randomArray(v.type(), kind, rng));
+  }
+  int inPlaceOf = -1;
+  if (placement == Placement::InPlace)
+    for (size_t i = 0; i < k.inputs.size() && inPlaceOf < 0; ++i)
+      if (k.inputs[i].type().numel() == k.outputs[0].value.type().numel() &&
+          ir::dtypeSize(k.inputs[i].type().dtype) ==
+              ir::dtypeSize(k.insts[k.outputs[0].inst].dtype))
+        inPlaceOf = static_cast<int>(i);
+  if (placement == Placement::InPlace && inPlaceOf < 0) {
+    ADD_FAILURE() << "no input to write output 0 over";
+    return false;
+  }
+  return sameAsCpuOn(k, inputs, placement, inPlaceOf);
 }
 
 /// Parses `text`; the graph lives to the end of the tests (kernels point into it).
@@ -263,6 +269,34 @@ TEST(CudaKernel, MultiStageKernelsMatchTheCpu) {
           expectSameAsCpu(multiStageKernel(c), c.name + " in place", 11, Placement::InPlace));
     }
   }
+}
+
+TEST(CudaKernel, SoftmaxOverRowsWithInfinitiesAndNaNs) {
+  GRAPHC_REQUIRE_GPU();
+  // Softmax with its max and sum as outputs over rows of every launch form: random
+  // rows, rising rows, rows with -inf first, an all -inf row, a NaN, a +inf.
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  std::mt19937_64 rng(23);
+  std::normal_distribution<double> normal(0, 3);
+  for (const char* dtype : {"f32", "f64"})
+    for (int64_t cols : {5, 70, 3000, 50257}) {
+      SCOPED_TRACE(fmt::format("{} {}", dtype, cols));
+      const int64_t rows = 8;
+      std::string text = testing::softmaxText(rows, cols);
+      text.replace(text.find("return %y"), 9, "return %y, %s, %m");
+      Kernel k = multiStageKernel({"softmax_sums", testing::withType(text, dtype), 1, ""});
+      HostArray x(k.inputs[0].type().dtype, rows * cols);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < cols; ++j) {
+          double v = r == 1 ? -10 + 20.0 * j / cols : normal(rng);
+          if ((r == 2 && j < cols / 2) || r == 3 || (r == 6 && j % 3 == 0))
+            v = -inf;
+          x.set(r * cols + j, v);
+        }
+      x.set(4 * cols + cols / 3, std::nan(""));
+      x.set(5 * cols + cols / 2, inf);
+      EXPECT_TRUE(sameAsCpuOn(k, {x}, Placement::Separate, -1));
+    }
 }
 
 TEST(CudaKernel, LongRowsAreCachedInSharedMemory) {

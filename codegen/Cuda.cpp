@@ -41,12 +41,13 @@ const char* helperText(Helper h) {
 template <typename T, int N> struct alignas(sizeof(T) * N) gc_vec { T x[N]; };
 )";
   case kBest:
-    return R"(// The running extreme of max/min/argmax/argmin: value and position (-1: none).
-template <typename T> struct gc_best { T v; i64 i; };
+    return R"(// The running extreme of max/min/argmax/argmin: value and position (-1: none),
+// the position of the kernel's index type I (i32 where every index fits).
+template <typename T, typename I> struct gc_best { T v; I i; };
 // b replaces a when it comes first in the order: NaN, then the larger (Max) or
 // smaller value; ties go to the lower position.
-template <bool Max, typename T>
-__device__ __forceinline__ gc_best<T> gc_pick(gc_best<T> a, gc_best<T> b) {
+template <bool Max, typename T, typename I>
+__device__ __forceinline__ gc_best<T, I> gc_pick(gc_best<T, I> a, gc_best<T, I> b) {
   if (b.i < 0) return a;
   if (a.i < 0) return b;
   bool an = a.v != a.v, bn = b.v != b.v;
@@ -56,12 +57,13 @@ __device__ __forceinline__ gc_best<T> gc_pick(gc_best<T> a, gc_best<T> b) {
 }
 // a with v at position j added, j after every position a has seen (a lane's
 // points come in increasing j): the same order as gc_pick, in fewer steps.
-template <bool Max, typename T>
-__device__ __forceinline__ gc_best<T> gc_push(gc_best<T> a, T v, i64 j) {
+template <bool Max, typename T, typename I>
+__device__ __forceinline__ gc_best<T, I> gc_push(gc_best<T, I> a, T v, I j) {
   bool take = a.i < 0 || (a.v == a.v && !(Max ? v <= a.v : v >= a.v));
   return {take ? v : a.v, take ? j : a.i};
 }
-template <typename T> __device__ __forceinline__ gc_best<T> gc_shfl_xor(gc_best<T> a, int m) {
+template <typename T, typename I>
+__device__ __forceinline__ gc_best<T, I> gc_shfl_xor(gc_best<T, I> a, int m) {
   return {__shfl_xor_sync(0xffffffffu, a.v, m), __shfl_xor_sync(0xffffffffu, a.i, m)};
 }
 )";

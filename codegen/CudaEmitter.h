@@ -110,8 +110,8 @@ struct Accumulator {
   /// The state `x` with item `y` (at point j, after x's points) added.
   std::string push(const std::string& x, const std::string& y) const {
     if (how == Best)
-      return fmt::format("gc_push<{0}>({1}, (decltype({1}.v)){2}, (i64)j)", max ? "true" : "false",
-                         x, y);
+      return fmt::format("gc_push<{0}>({1}, (decltype({1}.v)){2}, j)", max ? "true" : "false", x,
+                         y);
     if (how == Moments)
       return fmt::format("gc_push({}, (f64){})", x, y);
     return combine(x, fmt::format("({}){}", type, y));

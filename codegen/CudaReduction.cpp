@@ -48,7 +48,7 @@ Accumulator Emitter::accumulator(int reduce) {
   }
   helpers_ |= kBest;
   a.how = Accumulator::Best;
-  a.type = fmt::format("gc_best<{}>", ctype(t));
+  a.type = fmt::format("gc_best<{}, idx>", ctype(t));
   a.init = fmt::format("{{({})0, -1}}", ctype(t));
   return a;
 }

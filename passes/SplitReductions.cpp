@@ -80,7 +80,8 @@ public:
     memo_.clear();
     Value pieces = regroup(x, *cut);
     DType dtype = x.type().dtype;
-    bool widen = ir::isFloat(dtype) && dtype != DType::F64 && op != Op::Max && op != Op::Min;
+    bool widen = ir::isFloat(dtype) && dtype != DType::F64 && op != Op::Max && op != Op::Min &&
+                 op != Op::Argmax && op != Op::Argmin; // the extremes need no wider sums
     if (widen)
       pieces = rw_.apply(Op::Cast, {pieces}, ir::Attrs{{"dtype", DType::F64}});
     std::vector<int64_t> inner{static_cast<int64_t>(cut->contiguous ? cut->a0 + 1 : cut->a0)};

@@ -80,8 +80,9 @@ public:
     memo_.clear();
     Value pieces = regroup(x, *cut);
     DType dtype = x.type().dtype;
-    bool widen = ir::isFloat(dtype) && dtype != DType::F64 && op != Op::Max && op != Op::Min &&
-                 op != Op::Argmax && op != Op::Argmin; // the extremes need no wider sums
+    // Sums and products widen their partials; the extremes compare in the input's type.
+    bool accumulates = op == Op::Sum || op == Op::Mean || op == Op::Var || op == Op::Prod;
+    bool widen = accumulates && ir::isFloat(dtype) && dtype != DType::F64;
     if (widen)
       pieces = rw_.apply(Op::Cast, {pieces}, ir::Attrs{{"dtype", DType::F64}});
     std::vector<int64_t> inner{static_cast<int64_t>(cut->contiguous ? cut->a0 + 1 : cut->a0)};

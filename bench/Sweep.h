@@ -74,8 +74,8 @@ inline std::string normalize(const SweepCase& c, const char* t) {
                      c.name, t, c.shape, c.axes);
 }
 
-/// x + b with b broadcast along axis 0 (b: [cols]) or axis 1 (b: [rows, 1]), or
-/// x + x'.
+/// x + b with b broadcast along axis 0 (b: [cols]) or axis 1 (b: [rows, 1]), x + x',
+/// or x + y' (y: [cols, rows]).
 inline std::string broadcast(const SweepCase& c, const char* t) {
   if (c.op == "transpose")
     return fmt::format(R"(graph @{0}(%x: {1}[{2}]) {{
@@ -84,6 +84,13 @@ inline std::string broadcast(const SweepCase& c, const char* t) {
   return %r
 }})",
                        c.name, t, c.shape);
+  if (c.op == "transposed")
+    return fmt::format(R"(graph @{0}(%x: {1}[{2}], %y: {1}[{3}]) {{
+  %t = transpose %y {{perm=[1,0]}}
+  %r = add %x, %t
+  return %r
+}})",
+                       c.name, t, c.shape, c.out);
   return fmt::format(R"(graph @{0}(%x: {1}[{2}], %b: {1}[{3}]) {{
   %bb = broadcast_to %b {{shape=[{2}]}}
   %r = add %x, %bb
@@ -248,6 +255,10 @@ inline std::vector<SweepCase> sweepCases(bool cpu = false) {
   add("add_f32_1048576x4_bcast0", sweep::broadcast, "add", "1048576,4", "4", true);
   add("add_f32_4x1048576_bcast1", sweep::broadcast, "add", "4,1048576", "4,1", true);
   add("add_transpose_f32_4096x4096", sweep::broadcast, "transpose", "4096,4096", "", true);
+  add("add_transposed_f32_64x1048576", sweep::broadcast, "transposed", "64,1048576", "1048576,64",
+      true);
+  add("add_transposed_f64_8192x1024", sweep::broadcast, "transposed", "8192,1024", "1024,8192",
+      true);
   add("xtx_f64_1000000x16", sweep::matmul, "xtx", "1000000,16", "", false);
   add("xtx_f32_1000000x16", sweep::matmul, "xtx", "1000000,16", "", false);
   add("bmm_f32_10000x16x16", sweep::matmul, "bmm", "10000,16,16", "", false);

@@ -86,6 +86,8 @@ def sweep_cases(cpu=False):
     add("add_f32_1048576x4_bcast0", "broadcast", "add", (1048576, 4), (4,))
     add("add_f32_4x1048576_bcast1", "broadcast", "add", (4, 1048576), (4, 1))
     add("add_transpose_f32_4096x4096", "broadcast", "transpose", (4096, 4096))
+    add("add_transposed_f32_64x1048576", "broadcast", "transposed", (64, 1048576), (1048576, 64))
+    add("add_transposed_f64_8192x1024", "broadcast", "transposed", (8192, 1024), (1024, 8192))
     add("xtx_f64_1000000x16", "matmul", "xtx", (1000000, 16))
     add("xtx_f32_1000000x16", "matmul", "xtx", (1000000, 16))
     add("bmm_f32_10000x16x16", "matmul", "bmm", (10000, 16, 16))
@@ -222,6 +224,8 @@ def formula(ops, case):
     if case.kind == "broadcast":
         if case.op == "transpose":
             return lambda x: x + x.T
+        if case.op == "transposed":
+            return lambda x, y: x + y.T
         return lambda x, b: x + b
     if case.kind == "matmul":
         if case.op == "xtx":

@@ -20,6 +20,12 @@
 //   Elementwise       a grid-stride loop over the domain; when every load is the
 //                     identity map, 16-byte vector loads and stores (float4, double2)
 //                     with a scalar loop for the tail or for unaligned buffers.
+//                     A kernel reading a value transposed (a load contiguous along
+//                     an outer axis, strided along the last) goes by 32 x 32 tiles
+//                     instead: such loads are staged through shared memory, read
+//                     along their contiguous axis; with as many tiles along both
+//                     axes, mirrored tiles run in turn, so x + x' reads x once
+//                     from memory (CudaEmitter.h, kTile).
 //   BlockPerSegment   contiguous long segments: a block reduces one segment (warp
 //   WarpPerSegment    shuffles, then shared memory), or a warp a shorter one; the
 //                     reduced-space instructions run once per segment, and a last

@@ -35,6 +35,16 @@ constexpr int64_t kSharedPerReduction = 32 * 32;
 /// work had left in the L2, plain 66.8 in every state (CHANGELOG.md,
 /// 8dd9e49).
 constexpr int64_t kWideBytes = int64_t{64} << 20;
+/// Elementwise kernels reading a value transposed (a load contiguous along an
+/// outer axis r of the domain, strided along its last axis c) go by tiles of
+/// kTile x kTile points of (r, c): a block reads such a load's tile along r into
+/// shared memory, then its threads take the points along c from there, so both the
+/// reads and the writes are coalesced. Both axes must span at least kTileMinExtent
+/// points; shorter axes are read directly (a warp then spans few rows anyway).
+constexpr int64_t kTile = 32, kTileMinExtent = 16;
+/// The most loads one tiled kernel stages in shared memory (32 x 33 elements each,
+/// 8.4 KB in f64); further transposed loads read directly.
+constexpr size_t kMostStagedLoads = 4;
 
 using ir::DType;
 using ir::Op;
@@ -164,6 +174,11 @@ private:
   /// runsName() a table of them (see CudaKernel::name).
   std::string entryPoints(const CudaKernel& ck) const;
   void elementwise(Code& c, CudaKernel& ck);
+  /// The axes and loads of the tiled elementwise form (Cuda.cpp).
+  struct Tiles;
+  /// The tiles for the loads `needed` marks, or none (Tiles::staged empty).
+  Tiles tiles(const std::vector<bool>& needed) const;
+  void tiledElementwise(Code& c, CudaKernel& ck, const std::vector<bool>& needed, const Tiles& t);
   // Reduction kernels (CudaReduction.cpp).
   struct Passes;
   struct RowPlan;

@@ -225,6 +225,7 @@ private:
         p.operands.push_back({operand, r.space, r.m});
       return std::nullopt;
     case passes::FusionRole::Relabel:
+    case passes::FusionRole::Permute:
       p.finish = Finish::Forward;
       p.operands.push_back({n.operand(0), r.space, relabel(n, r.m, r.space)});
       return std::nullopt;
@@ -269,10 +270,19 @@ private:
     return -1;
   }
 
-  /// The map of the operand of broadcast_to or reshape `n` read through `m`.
+  /// The map of the operand of broadcast_to, reshape or transpose `n` read through
+  /// `m`.
   Map relabel(const Node& n, const Map& m, Space space) const {
     const ir::Shape& from = n.operand(0).type().shape;
     const ir::Shape& to = n.type().shape;
+    if (n.op() == Op::Transpose) { // result axis i is operand axis perm[i]
+      Map am = toAxes(m, to, space), out;
+      std::vector<int64_t> perm = n.attrs().getInts("perm");
+      out.axes.assign(from.size(), -1);
+      for (size_t i = 0; i < perm.size(); ++i)
+        out.axes[perm[i]] = am.axes[i];
+      return out;
+    }
     if (n.op() == Op::BroadcastTo) {
       Map am = toAxes(m, to, space), out;
       size_t offset = to.size() - from.size();

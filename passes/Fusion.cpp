@@ -78,6 +78,47 @@ FusionDecision canBroadcastBack(const Node& r, const FusionGroup& g, const Fusio
   return FusionDecision::yes();
 }
 
+/// True when reshape `n` does more than add or drop unit axes.
+bool regroups(const Node& n) {
+  auto squeezed = [](llvm::ArrayRef<int64_t> shape) {
+    ir::Shape s;
+    llvm::copy_if(shape, std::back_inserter(s), [](int64_t d) { return d != 1; });
+    return s;
+  };
+  return squeezed(n.operand(0).type().shape) != squeezed(n.type().shape);
+}
+
+/// Transposes join groups without a reduction stage, whose segments they would
+/// make the kernel read across rows, and never below a reshape that regroups axes:
+/// that reshape reads its operand by flat index, which no permutation of axes
+/// follows. Nor does a group write a value it reads transposed: the kernel writes
+/// its outputs at the domain's flat index.
+FusionDecision canPermuteIn(const Node& producer, int id, const FusionState& state) {
+  const FusionGroup& g = state.group(id);
+  auto readTransposed = [&](const Node& n) {
+    return llvm::any_of(g.nodes, [&](const Node* m) {
+      return m != &n && fusionRole(*m) == FusionRole::Permute && state.reaches(n, *m);
+    });
+  };
+  if (isReduction(producer) &&
+      llvm::any_of(g.nodes, [](const Node* m) { return fusionRole(*m) == FusionRole::Permute; }))
+    return FusionDecision::no("the group reads a value transposed: the reduction's segments "
+                              "would be read across rows");
+  if (state.escapes(producer, id) && readTransposed(producer))
+    return FusionDecision::no("it is also needed outside the group, which reads it transposed");
+  if (fusionRole(producer) != FusionRole::Permute)
+    return FusionDecision::yes();
+  if (!g.reductions.empty())
+    return FusionDecision::no("a transpose joins no group with a reduction stage: the "
+                              "segments would be read across rows");
+  for (const Node* m : g.nodes)
+    if (m->op() == Op::Reshape && regroups(*m) && state.reaches(producer, *m))
+      return FusionDecision::no(fmt::format(
+          "{} regroups the transposed axes: no permutation of axes follows its flat index",
+          state.name(*m)));
+  return FusionDecision::yes();
+}
+
 /// The checks a reduction `r` joining group `id` needs beyond the common ones.
 FusionDecision canJoinAsReduction(const Node& r, int id, const FusionState& state) {
   const FusionGroup& g = state.group(id);
@@ -184,6 +225,8 @@ FusionRole fusionRole(const Node& n) {
   case OpKind::Linalg:
     return FusionRole::Library;
   case OpKind::Shape:
+    if (n.op() == Op::Transpose)
+      return FusionRole::Permute;
     return n.op() == Op::BroadcastTo || n.op() == Op::Reshape ? FusionRole::Relabel
                                                               : FusionRole::Alone;
   case OpKind::Unary:
@@ -196,6 +239,13 @@ FusionRole fusionRole(const Node& n) {
     return ir::isElementwise(n.kind()) ? FusionRole::Elementwise : FusionRole::Alone;
   }
   ir::unknownOp();
+}
+
+bool isDataMovement(llvm::ArrayRef<const Node*> nodes) {
+  if (nodes.size() != 1)
+    return false;
+  FusionRole role = fusionRole(*nodes.front());
+  return role == FusionRole::Alone || role == FusionRole::Permute;
 }
 
 bool computedSource(const Node& n) {
@@ -346,6 +396,8 @@ FusionDecision canFuse(const Node& producer, int consumer, const FusionState& st
   if (isReduction(producer))
     if (FusionDecision d = canJoinAsReduction(producer, consumer, state); !d)
       return d;
+  if (FusionDecision d = canPermuteIn(producer, consumer, state); !d)
+    return d;
   // A value the group writes must have one element per domain or reduced element.
   if (state.escapes(producer, consumer)) {
     const Node* stage = isReduction(producer)  ? &producer

@@ -7,8 +7,11 @@
 //
 // What one kernel can run (the contract codegen and the backends rely on):
 //  - Members are elementwise ops, broadcast_to, reshape (a pure relabeling: arrays are
-//    dense and row-major, so it keeps the flat index) and reductions. Every other
-//    data-movement op (transpose, slice, concat, diag, triu, ...) is a group alone.
+//    dense and row-major, so it keeps the flat index), reductions, and transposes in
+//    groups without a reduction (an index permutation; not below a reshape that
+//    regroups axes, whose flat index it could not follow). A transpose no group
+//    takes, and every other data-movement op (slice, concat, diag, triu, ...), is a
+//    group alone (isDataMovement).
 //  - The reductions of a group have the same input shape (the group's domain), axes
 //    and keepdims. They come in stages: siblings share one; a reduction whose operand
 //    reads another's value, broadcast back along the reduced axes (keepdims, no
@@ -47,6 +50,7 @@ enum class FusionRole {
   Source,      ///< a parameter or constant: an input of groups, never a member
   Elementwise, ///< any elementwise op
   Relabel,     ///< broadcast_to, reshape: an index map a kernel applies on the fly
+  Permute,     ///< transpose: an index map too, in groups without a reduction
   Reduction,   ///< a reduction over axes
   Alone,       ///< other data movement: its own single-node kernel
   Library,     ///< a library call (matmul, cholesky, ...): never in a group
@@ -54,6 +58,10 @@ enum class FusionRole {
 
 /// The role of `n`.
 FusionRole fusionRole(const ir::Node& n);
+
+/// True when a kernel step of `nodes` is one data-movement node (a transpose or
+/// slice alone, ...), which the backends run node by node, not as a kernel.
+bool isDataMovement(llvm::ArrayRef<const ir::Node*> nodes);
 
 /// True for the sources whose value at an index a kernel computes in registers: full,
 /// eye, iota and a one-element constant. The others (parameters, constant arrays)

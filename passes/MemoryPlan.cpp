@@ -67,10 +67,12 @@ private:
     p_.slots()[slot].values.push_back(v);
   }
 
-  /// True when the kernel of `s` may write over its inputs (no data movement).
+  /// True when the kernel of `s` may write over its inputs: it reads each input
+  /// element only at the points it writes (no data movement, no transposed reads).
   static bool mayWriteInPlace(const Step& s) {
     return s.kind == Step::Kind::Kernel && std::none_of(s.nodes.begin(), s.nodes.end(), [](auto n) {
-             return fusionRole(*n) == FusionRole::Alone;
+             FusionRole role = fusionRole(*n);
+             return role == FusionRole::Alone || role == FusionRole::Permute;
            });
   }
 

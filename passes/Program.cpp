@@ -22,7 +22,7 @@ using ir::Value;
 /// of computedSource() they read, in node order: the kernel computes those.
 std::vector<const Node*> withComputedSources(const FusionGroup& group) {
   std::vector<const Node*> nodes = group.nodes;
-  if (nodes.size() == 1 && fusionRole(*nodes.front()) == FusionRole::Alone)
+  if (isDataMovement(nodes))
     return nodes;
   for (Value v : groupInputs(group))
     if (computedSource(*v.node))

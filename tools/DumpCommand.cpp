@@ -106,10 +106,9 @@ void dumpKernels(std::FILE* out, const ir::Module& module, const PipelineFlags& 
       fmt::print(out, "{}{} ----- @{} step {}: {} -----\n", first ? "" : "\n", comment, g->name(),
                  i, step.name());
       first = false;
+      bool moves = passes::isDataMovement(step.nodes);
       auto kernel = codegen::buildKernel(step.nodes, step.outputs);
-      bool alone = step.nodes.size() == 1 &&
-                   passes::fusionRole(*step.nodes.front()) == passes::FusionRole::Alone;
-      if (const auto* k = std::get_if<codegen::Kernel>(&kernel); k && !alone) {
+      if (const auto* k = std::get_if<codegen::Kernel>(&kernel); k && !moves) {
         llvm::SmallVector<llvm::StringRef, 16> lines; // the kernel's listing, as comments
         std::string listing = codegen::printKernel(*k);
         llvm::StringRef(listing).rtrim('\n').split(lines, '\n');
@@ -121,7 +120,7 @@ void dumpKernels(std::FILE* out, const ir::Module& module, const PipelineFlags& 
                         : codegen::emitCuda(*k, name, codegen::CudaTarget::sm90()).source);
       } else
         fmt::print(out, "{} not generated: {}\n", comment,
-                   alone ? "a data-movement op runs node by node" : std::get<std::string>(kernel));
+                   moves ? "a data-movement op runs node by node" : std::get<std::string>(kernel));
     }
   }
 }

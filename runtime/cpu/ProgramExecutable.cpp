@@ -180,9 +180,7 @@ private:
 
   PreparedStep prepare(const passes::Step& s) const {
     PreparedStep p{&s, std::nullopt, {}};
-    bool alone =
-        s.nodes.size() == 1 && passes::fusionRole(*s.nodes.front()) == passes::FusionRole::Alone;
-    if (s.kind == passes::Step::Kind::Kernel && !alone) {
+    if (s.kind == passes::Step::Kind::Kernel && !passes::isDataMovement(s.nodes)) {
       auto built = codegen::buildKernel(s.nodes, s.outputs);
       if (auto* k = std::get_if<codegen::Kernel>(&built)) {
         p.kernel.emplace(std::move(*k));

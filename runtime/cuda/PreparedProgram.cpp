@@ -131,8 +131,7 @@ void PreparedProgram::prepareSteps() {
     } else if (s.nodes.size() == 1 && movesOnDevice(first)) {
       p.how = PreparedStep::How::Move;
       p.inputs.assign(first.operands().begin(), first.operands().end()); // repeats kept
-    } else if (s.kind == passes::Step::Kind::Kernel &&
-               passes::fusionRole(first) != passes::FusionRole::Alone) {
+    } else if (s.kind == passes::Step::Kind::Kernel && !passes::isDataMovement(s.nodes)) {
       auto built = codegen::buildKernel(s.nodes, s.outputs);
       if (auto* k = std::get_if<codegen::Kernel>(&built)) {
         p.how = PreparedStep::How::Kernel;

@@ -142,6 +142,35 @@ TEST(CudaCodegen, ElementwiseSizesAreAParameter) {
   EXPECT_EQ(chains[2].gridSize, (1u << 20) / 4 / 256);
 }
 
+/// A value read transposed goes through shared memory by 32 x 32 tiles: the
+/// staged load's tile is read along its contiguous axis and taken transposed; the
+/// other loads read directly. As many tiles along both axes go by mirrored pairs of
+/// tiles; a batch axis numbers the tiles too; an axis too short to tile is read
+/// directly.
+TEST(CudaCodegen, TransposedLoadsGoByTilesThroughSharedMemory) {
+  for (const char* dtype : {"f32", "f64"}) {
+    CudaKernel edges = generateCase("transpose_edges", dtype).at(0);
+    EXPECT_NE(edges.source.find(fmt::format("__shared__ {} s", dtype)), std::string::npos)
+        << edges.source;
+    EXPECT_NE(edges.source.find("][x] = in"), std::string::npos) << edges.source;
+    EXPECT_NE(edges.source.find("[x][y + k];"), std::string::npos) << edges.source;
+    EXPECT_NE(edges.source.find("if (r < 37 && c < 53)"), std::string::npos) << edges.source;
+    EXPECT_NE(edges.source.find("mirror ? j : i"), std::string::npos) << edges.source;
+    EXPECT_EQ(edges.gridSize, 2u * 3u); // 3 pairs of 2 slots, the diagonal's second idle
+  }
+  CudaKernel self = generateCase("transpose_self", "f32").at(0);
+  EXPECT_EQ(occurrences(self.source, "__shared__"), 2u) << self.source; // x' and y'
+  CudaKernel batched = generateCase("transpose_batched", "f64").at(0); // 2 x 3 tiles
+  EXPECT_NE(batched.source.find("const idx b = tile / PER_BATCH;"), std::string::npos)
+      << batched.source;
+  EXPECT_EQ(batched.source.find("mirror"), std::string::npos) << batched.source;
+  EXPECT_EQ(batched.gridSize, 3u * 2u * 3u);
+  CudaKernel outer = generateCase("transpose_outer_axes", "f64").at(0);
+  EXPECT_NE(outer.source.find("__shared__"), std::string::npos) << outer.source;
+  CudaKernel shortAxis = generateCase("transpose_short_axis", "f32").at(0);
+  EXPECT_EQ(shortAxis.source.find("__shared__"), std::string::npos) << shortAxis.source;
+}
+
 /// Broadcasts and reductions with that parameter: the row count of a row and
 /// column broadcast, or of a layernorm, changes the parameter, not the source; an
 /// inner extent changes the source; a kernel reading coordinates (an eye) keeps

@@ -174,6 +174,42 @@ inline std::vector<KernelCase> kernelCases(llvm::StringRef dtype) {
   %n = neg %z
   return %n, %z
 })");
+  // Values read transposed: tiles through shared memory (edges of partial tiles, a
+  // batch axis, an axis between the tiled ones, a value read both ways, sources at
+  // the points), and too short an axis to tile, read directly.
+  add("transpose_edges", R"(graph @te(%x: $T[37,53], %y: $T[53,37]) {
+  %t = transpose %y {perm=[1,0]}
+  %e = exp %t
+  %z = add %x, %e
+  return %z
+})");
+  add("transpose_batched", R"(graph @tb(%x: $T[3,40,70], %y: $T[3,70,40], %b: $T[70]) {
+  %t = transpose %y {perm=[0,2,1]}
+  %bb = broadcast_to %b {shape=[3,40,70]}
+  %m = mul %t, %bb
+  %z = sub %x, %m
+  return %z
+})");
+  add("transpose_outer_axes", R"(graph @to(%x: $T[33,3,20], %y: $T[20,3,33]) {
+  %t = transpose %y {perm=[2,1,0]}
+  %i = iota {axis=2} : $T[33,3,20]
+  %s = mul %t, %i
+  %z = add %x, %s
+  return %z
+})");
+  add("transpose_self", R"(graph @ts(%x: $T[64,64], %y: $T[64,64]) {
+  %t = transpose %x {perm=[1,0]}
+  %s = add %x, %t
+  %h = mul %s, %y
+  %u = transpose %y {perm=[1,0]}
+  %d = sub %h, %u
+  return %d
+})");
+  add("transpose_short_axis", R"(graph @tsa(%x: $T[4,1000], %y: $T[1000,4]) {
+  %t = transpose %y {perm=[1,0]}
+  %z = mul %x, %t
+  return %z
+})");
   for (const char* op : {"neg",     "abs",   "sign",   "exp",        "log",  "log1p", "expm1",
                          "sqrt",    "rsqrt", "square", "reciprocal", "sin",  "cos",   "tanh",
                          "sigmoid", "relu",  "erf",    "floor",      "ceil", "round"})
@@ -545,8 +581,7 @@ inline std::vector<codegen::Kernel> kernelsOf(const ir::Graph& g, int* failed = 
   passes::Program p = passes::lowerToProgram(g);
   std::vector<codegen::Kernel> out;
   for (const passes::Step& s : p.steps()) {
-    if (s.kind != passes::Step::Kind::Kernel ||
-        (s.nodes.size() == 1 && passes::fusionRole(*s.nodes.front()) == passes::FusionRole::Alone))
+    if (s.kind != passes::Step::Kind::Kernel || passes::isDataMovement(s.nodes))
       continue;
     auto k = codegen::buildKernel(s.nodes, s.outputs);
     if (auto* kernel = std::get_if<codegen::Kernel>(&k))

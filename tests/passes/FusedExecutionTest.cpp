@@ -43,9 +43,7 @@ std::pair<int, int> kernelSteps(const ir::Graph& g) {
   passes::Program p = passes::lowerToProgram(g);
   int built = 0, fallback = 0;
   for (const passes::Step& s : p.steps()) {
-    bool alone =
-        s.nodes.size() == 1 && passes::fusionRole(*s.nodes.front()) == passes::FusionRole::Alone;
-    if (s.kind != passes::Step::Kind::Kernel || alone)
+    if (s.kind != passes::Step::Kind::Kernel || passes::isDataMovement(s.nodes))
       continue;
     bool ok = std::holds_alternative<codegen::Kernel>(codegen::buildKernel(s.nodes, s.outputs));
     (ok ? built : fallback)++;
@@ -60,6 +58,8 @@ std::map<ir::Op, int> computedSources(const ir::Graph& g) {
   passes::Program p = passes::lowerToProgram(g);
   std::map<ir::Op, int> count;
   for (const passes::Step& s : p.steps()) {
+    if (passes::isDataMovement(s.nodes))
+      continue;
     auto built = codegen::buildKernel(s.nodes, s.outputs);
     if (auto* k = std::get_if<codegen::Kernel>(&built))
       for (const codegen::Inst& inst : k->insts) {

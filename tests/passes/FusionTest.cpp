@@ -43,7 +43,7 @@ graph @roles(%x: f64[4,4]) {
   auto role = [&](size_t i) { return fusionRole(*g->nodes()[i]); };
   EXPECT_EQ(role(0), FusionRole::Source);
   EXPECT_EQ(role(1), FusionRole::Elementwise);
-  EXPECT_EQ(role(2), FusionRole::Alone);
+  EXPECT_EQ(role(2), FusionRole::Permute);
   EXPECT_EQ(role(3), FusionRole::Library);
   EXPECT_EQ(role(4), FusionRole::Reduction);
   EXPECT_EQ(role(5), FusionRole::Relabel);
@@ -116,6 +116,42 @@ graph @g(%x: f32[{0},64], %p: f32[{1},64]) {{
   auto layernormLike = graph("1048576", "1048576");
   EXPECT_TRUE(withDiv(*layernormLike));
   EXPECT_EQ(partitionForFusion(*layernormLike).groups.size(), 1u);
+}
+
+/// A transpose is an index map of groups without a reduction: x + x' is one group.
+/// It stays out of a reduction's group (either way round), from below a reshape that
+/// regroups its axes, and a value the group reads transposed is not also written.
+TEST(Fusion, TransposesJoinGroupsWithoutReductions) {
+  auto partition = [](const char* body) {
+    auto g = ir::parseGraph(fmt::format("graph @g(%x: f64[8,8], %z: f64[64]) {{\n{}\n}}", body));
+    FusionPartition p = partitionForFusion(*g);
+    return std::pair{std::move(g), std::move(p)};
+  };
+  auto [xt, pxt] = partition("  %t = transpose %x {perm=[1,0]}\n  %y = add %x, %t\n  return %y");
+  ASSERT_EQ(pxt.groups.size(), 1u);
+  EXPECT_EQ(pxt.groups[0].nodes.size(), 2u);
+
+  // Node 2 is %t, node 3 its user.
+  auto [sum, psum] =
+      partition("  %t = transpose %x {perm=[1,0]}\n  %s = sum %t {axes=[1]}\n  return %s");
+  EXPECT_EQ(psum.groups.size(), 2u);
+  EXPECT_EQ(psum.reason(*sum->nodes()[3], 0), "a transpose joins no group with a reduction stage: "
+                                              "the segments would be read across rows");
+  auto [after, pafter] = partition("  %s = sum %x {axes=[1], keepdims}\n  %b = broadcast_to %s "
+                                   "{shape=[8,8]}\n  %t = transpose %b {perm=[1,0]}\n  %y = "
+                                   "add %x, %t\n  return %y");
+  EXPECT_EQ(pafter.reason(*after->nodes()[3], 0),
+            "the group reads a value transposed: the reduction's segments would be read across "
+            "rows");
+  auto [flat, pflat] = partition("  %t = transpose %x {perm=[1,0]}\n  %r = reshape %t "
+                                 "{shape=[64]}\n  %y = add %r, %z\n  return %y");
+  EXPECT_EQ(pflat.reason(*flat->nodes()[3], 0),
+            "%r regroups the transposed axes: no permutation of axes follows its flat index");
+  auto [both, pboth] = partition("  %a = exp %x\n  %t = transpose %a {perm=[1,0]}\n  %y = "
+                                 "add %a, %t\n  return %y, %a");
+  EXPECT_EQ(pboth.reason(*both->nodes()[3], 0),
+            "it is also needed outside the group, which reads it transposed");
+  EXPECT_EQ(pboth.groups.size(), 2u);
 }
 
 /// Two groups can wait for each other through a third: {%ym, %w} feeds %f's group

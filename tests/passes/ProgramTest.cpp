@@ -56,7 +56,7 @@ TEST(Program, EnkfPlanReusesSlots) {
 
 /// True when `s` is a kernel step that is not a lone data-movement node.
 bool isFusedKernel(const Step& s) {
-  return s.kind == Step::Kind::Kernel && fusionRole(*s.nodes.back()) != FusionRole::Alone;
+  return s.kind == Step::Kind::Kernel && !isDataMovement(s.nodes);
 }
 
 /// Checks that `p` runs every live node once, in an order where each step reads

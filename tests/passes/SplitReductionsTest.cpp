@@ -49,8 +49,7 @@ int fallbackKernels(const ir::Graph& g) {
   passes::Program p = passes::lowerToProgram(g);
   int fallback = 0;
   for (const passes::Step& s : p.steps())
-    if (s.kind == passes::Step::Kind::Kernel &&
-        !(s.nodes.size() == 1 && passes::fusionRole(*s.nodes.front()) == passes::FusionRole::Alone))
+    if (s.kind == passes::Step::Kind::Kernel && !passes::isDataMovement(s.nodes))
       fallback +=
           !std::holds_alternative<codegen::Kernel>(codegen::buildKernel(s.nodes, s.outputs));
   return fallback;

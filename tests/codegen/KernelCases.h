@@ -185,10 +185,11 @@ inline std::vector<KernelCase> kernelCases(llvm::StringRef dtype) {
 })");
   add("transpose_batched", R"(graph @tb(%x: $T[3,40,70], %y: $T[3,70,40], %b: $T[70]) {
   %t = transpose %y {perm=[0,2,1]}
+  %d = sub %x, %t
   %bb = broadcast_to %b {shape=[3,40,70]}
-  %m = mul %t, %bb
-  %z = sub %x, %m
-  return %z
+  %z = mul %d, %bb
+  %e = tanh %z
+  return %e, %d
 })");
   add("transpose_outer_axes", R"(graph @to(%x: $T[33,3,20], %y: $T[20,3,33]) {
   %t = transpose %y {perm=[2,1,0]}
@@ -206,7 +207,8 @@ inline std::vector<KernelCase> kernelCases(llvm::StringRef dtype) {
   return %d
 })");
   add("transpose_short_axis", R"(graph @tsa(%x: $T[4,1000], %y: $T[1000,4]) {
-  %t = transpose %y {perm=[1,0]}
+  %e = exp %y
+  %t = transpose %e {perm=[1,0]}
   %z = mul %x, %t
   return %z
 })");

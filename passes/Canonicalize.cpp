@@ -15,6 +15,7 @@
 #include "passes/Rewrite.h"
 #include "support/Error.h"
 
+#include <algorithm>
 #include <numeric>
 
 namespace graphc::passes {
@@ -73,9 +74,66 @@ bool isMatrixTranspose(Value v) {
   return flipped;
 }
 
+/// True when `perm` keeps the axes of `shape` other than its unit ones in order: the
+/// transpose only moves unit axes, a reshape.
+bool movesOnlyUnitAxes(llvm::ArrayRef<int64_t> perm, llvm::ArrayRef<int64_t> shape) {
+  int64_t last = -1;
+  for (int64_t p : perm)
+    if (shape[p] != 1) {
+      if (p < last)
+        return false;
+      last = p;
+    }
+  return true;
+}
+
+/// x transposed by `perm`: x itself where nothing moves, a reshape (which every
+/// kernel reads as it reads x) where only unit axes do.
+Value transposed(Rewriter& rw, Value x, const std::vector<int64_t>& perm) {
+  if (isIdentityPerm(perm))
+    return x;
+  if (!movesOnlyUnitAxes(perm, x.type().shape))
+    return rw.apply(Op::Transpose, {x}, Attrs{{"perm", perm}});
+  std::vector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(x.type().shape[p]);
+  return rw.apply(Op::Reshape, {x}, Attrs{{"shape", shape}});
+}
+
+/// Reduction `n` of transpose(x, perm), the transpose's one use: the reduction of x
+/// over the axes they are, its result transposed into n's order (a reshape where
+/// only unit axes move, nothing where none do), so that x is read once in its own
+/// order rather than moved first. An argmax or argmin keeps its reduced axes in
+/// order, which its flattened positions follow.
+std::optional<Value> reduceThroughTranspose(Rewriter& rw, const Node& n, Value t) {
+  if (t.node->op() != Op::Transpose)
+    return std::nullopt;
+  Value x = t.node->operand(0);
+  const std::vector<int64_t>& perm = t.node->attrs().getInts("perm");
+  const std::vector<int64_t>& axes = n.attrs().getInts("axes");
+  std::vector<int64_t> inner;
+  for (int64_t a : axes)
+    inner.push_back(perm[a]);
+  bool positions = n.op() == Op::Argmax || n.op() == Op::Argmin;
+  if (positions && !std::is_sorted(inner.begin(), inner.end()))
+    return std::nullopt;
+  std::sort(inner.begin(), inner.end());
+  bool keepdims = n.attrs().flag("keepdims");
+  Value r = rw.apply(n.op(), {x}, Attrs{{"axes", inner}, {"keepdims", keepdims}});
+  std::vector<int64_t> back = perm; // keepdims: r has x's axes
+  if (!keepdims) {                  // r's axes are x's kept ones in order: rank each kept axis of t
+    back.clear();
+    for (size_t i = 0; i < perm.size(); ++i)
+      if (!llvm::is_contained(axes, static_cast<int64_t>(i)))
+        back.push_back(llvm::count_if(
+            perm, [&](int64_t p) { return p < perm[i] && !llvm::is_contained(inner, p); }));
+  }
+  return transposed(rw, r, back);
+}
+
 class Canonicalizer {
 public:
-  explicit Canonicalizer(PassStats& stats) : stats_(stats) {}
+  Canonicalizer(const ir::Graph& g, PassStats& stats) : uses_(useCounts(g)), stats_(stats) {}
 
   std::optional<ValueList> operator()(Rewriter& rw, const Node& n) {
     if (n.numResults() != 1)
@@ -131,6 +189,9 @@ private:
 
   std::optional<Value> simplify(Rewriter& rw, const Node& n, const ValueList& xs) {
     const Attrs& attrs = n.attrs();
+    if (n.kind() == ir::OpKind::Reduce && uses_[n.operand(0).node->id()] == 1)
+      if (std::optional<Value> v = reduceThroughTranspose(rw, n, xs[0]))
+        return v;
     switch (n.op()) {
     case Op::Add:
       if (isUniform(xs[1], 0))
@@ -238,8 +299,8 @@ private:
   }
 
   std::optional<Value> simplifyTranspose(Rewriter& rw, const std::vector<int64_t>& perm, Value x) {
-    if (isIdentityPerm(perm))
-      return x;
+    if (movesOnlyUnitAxes(perm, x.type().shape))
+      return transposed(rw, x, perm);
     const Node* inner = x.node;
     if (inner->op() == Op::Transpose) {
       const auto& p1 = inner->attrs().getInts("perm");
@@ -276,13 +337,14 @@ private:
     return rw.apply(Op::Matmul, {a, b}, Attrs{{"transpose_a", ta}, {"transpose_b", tb}});
   }
 
+  std::vector<unsigned> uses_; ///< of g's nodes, by id
   PassStats& stats_;
 };
 
 } // namespace
 
 std::unique_ptr<ir::Graph> canonicalize(const ir::Graph& g, PassStats& stats) {
-  Canonicalizer c(stats);
+  Canonicalizer c(g, stats);
   return rewrite(g, [&](Rewriter& rw, const Node& n) { return c(rw, n); });
 }
 

@@ -160,7 +160,7 @@ TEST(CudaCodegen, TransposedLoadsGoByTilesThroughSharedMemory) {
   }
   CudaKernel self = generateCase("transpose_self", "f32").at(0);
   EXPECT_EQ(occurrences(self.source, "__shared__"), 2u) << self.source; // x' and y'
-  CudaKernel batched = generateCase("transpose_batched", "f64").at(0); // 2 x 3 tiles
+  CudaKernel batched = generateCase("transpose_batched", "f64").at(0);  // 2 x 3 tiles
   EXPECT_NE(batched.source.find("const idx b = tile / PER_BATCH;"), std::string::npos)
       << batched.source;
   EXPECT_EQ(batched.source.find("mirror"), std::string::npos) << batched.source;

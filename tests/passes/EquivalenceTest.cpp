@@ -279,6 +279,38 @@ TEST(Equivalence, EnsembleRegimeFormsNoStateByStateMatrix) {
     EXPECT_NE(n->type().shape, ir::Shape({48, 48})) << ir::opName(n->op()).str();
 }
 
+/// Reductions of transposed values reduce the value itself over the axes they are,
+/// then transpose (or reshape, or leave) the smaller result: the same numbers, the
+/// same argmax positions, and no transpose left before a reduction. An argmax over
+/// reduced axes the transpose reorders keeps it (its flattened positions would
+/// change), and so does a transpose with another use.
+TEST(Equivalence, ReductionsOfTransposesReduceTheirOperand) {
+  auto g = ir::parseGraph(R"(
+graph @g(%x: f64[5,6,7], %y: f64[5,6,7], %z: f64[5,6,7], %w: f64[5,6,7], %v: f64[5,6,7]) {
+  %t = transpose %x {perm=[2,0,1]}
+  %s = sum %t {axes=[1]}
+  %u = transpose %y {perm=[2,0,1]}
+  %m = max %u {axes=[2], keepdims}
+  %r = transpose %z {perm=[1,0,2]}
+  %d = var %r {axes=[1], keepdims}
+  %q = transpose %w {perm=[0,2,1]}
+  %a = argmax %q {axes=[0,2]}
+  %p = transpose %v {perm=[1,0,2]}
+  %b = argmin %p {axes=[0,1]}
+  %n = mean %p {axes=[2]}
+  return %s, %m, %d, %a, %b, %n
+})");
+  expectEquivalent(*g, 41);
+  std::unique_ptr<ir::Graph> out = passes::runPipeline(*g, passes::defaultPipeline());
+  int kept = 0;
+  for (const ir::Node* n : out->nodes())
+    if (n->kind() == ir::OpKind::Reduce && n->operand(0).node->op() == ir::Op::Transpose) {
+      ++kept;
+      EXPECT_TRUE(n->op() == ir::Op::Argmin || n->op() == ir::Op::Mean) << ir::printGraph(*out);
+    }
+  EXPECT_EQ(kept, 2) << ir::printGraph(*out); // %p's argmin and mean
+}
+
 /// For each output of `g`, whether an f32 value is computed on the way to it (from
 /// a parameter, a source or a cast): the output then has f32's precision.
 std::vector<bool> throughF32(const ir::Graph& g) {

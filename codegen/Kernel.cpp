@@ -463,6 +463,10 @@ std::variant<Kernel, std::string> buildKernel(const std::vector<const Node*>& no
     std::sort(k.reduceAxes.begin(), k.reduceAxes.end());
     break;
   }
+  // No points: nothing to compute in a loop, and the extents of an empty shape may
+  // multiply past 64 bits (f32[0, 2^48, 2^32] is a valid empty array).
+  if (llvm::is_contained(k.domain, 0))
+    return std::string("the kernel's domain has no points");
   Builder b(nodes, k);
   try {
     for (Value v : outputs) {

@@ -59,6 +59,18 @@ TEST(ShapeOps, Reshape) {
       "reshape");
 }
 
+/// An empty array whose extents multiply past 64 bits ([0, 2^48, 2^32]) is a clear
+/// error, not an overflow in the kernel builder on the way to it.
+TEST(ShapeOps, ReshapeToAHugeEmptyShapeIsAnError) {
+  Array x = sample(DType::F32, {0}, 3);
+  try {
+    runOp1(Op::Reshape, {x}, {{"shape", Ints{0, int64_t{1} << 48, int64_t{1} << 32}}});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("do not fit in int64_t"), std::string::npos) << e.message();
+  }
+}
+
 TEST(ShapeOps, TransposeAnyPermutation) {
   for (DType dt : {DType::F32, DType::F64, DType::I64}) {
     Array x = sample(dt, {2, 3, 4}, 4);

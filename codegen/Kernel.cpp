@@ -463,10 +463,12 @@ std::variant<Kernel, std::string> buildKernel(const std::vector<const Node*>& no
     std::sort(k.reduceAxes.begin(), k.reduceAxes.end());
     break;
   }
-  // No points: nothing to compute in a loop, and the extents of an empty shape may
-  // multiply past 64 bits (f32[0, 2^48, 2^32] is a valid empty array).
-  if (llvm::is_contained(k.domain, 0))
-    return std::string("the kernel's domain has no points");
+  // An empty shape's other extents may multiply past 64 bits (f32[0, 2^48, 2^32]):
+  // no kernel addresses it (the runtime says why it cannot hold such an array).
+  int64_t span = 1;
+  for (int64_t d : k.domain)
+    if (d != 0 && __builtin_mul_overflow(span, d, &span))
+      return std::string("the kernel's domain has extents past 64 bits");
   Builder b(nodes, k);
   try {
     for (Value v : outputs) {

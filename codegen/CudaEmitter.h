@@ -184,9 +184,11 @@ private:
   struct RowPlan;
   class Segment;
   RowPlan planRows(const CudaKernel& ck, const Passes& ps, bool multiPass) const;
+  /// By input: read at every point in the domain's order (rows a kernel may cache).
+  std::vector<bool> rowLoads() const;
   /// The points of the vectors the `cached` rows and the domain outputs would go by
   /// (RowPlan::width): 1 where they may not.
-  int64_t vectorWidth(const std::vector<bool>& cached, const Passes& ps) const;
+  int64_t vectorWidth(const std::vector<bool>& cached) const;
   void reduction(Code& c, CudaKernel& ck);
   /// `even`: every lane holds as many points (var's moments then merge in equal
   /// halves, with no division).

@@ -159,7 +159,9 @@ struct Emitter::Passes {
 /// u-th point is then point u % width of its u / width-th run (runs past the
 /// segment's end, where the runs do not tile it, are skipped), and loads the same
 /// at every segment and contiguous along it (layernorm's g and b) are read by
-/// vectors too in the output pass.
+/// vectors too in the output pass. Rows of a length that is no multiple of `width`
+/// are `peeled`: a row's runs start at its first aligned point, and the fewer than
+/// 2 * width points before and after them go one to a lane, in one more register.
 struct Emitter::RowPlan {
   int64_t lanes = 0, perLane = 0;
   std::vector<bool> cached; ///< by input
@@ -168,10 +170,19 @@ struct Emitter::RowPlan {
   std::vector<int64_t> sharedOffsets; ///< by cached input: its row's byte offset
   int64_t sharedBytes = 0;
   int64_t width = 1;
+  bool peeled = false;
   std::vector<int> rowVectors;
 };
 
-int64_t Emitter::vectorWidth(const std::vector<bool>& cached, const Passes& ps) const {
+std::vector<bool> Emitter::rowLoads() const {
+  std::vector<bool> rows(k_.inputs.size(), false);
+  for (const Inst& inst : k_.insts)
+    if (inst.kind == Inst::Kind::Load && inst.space == Space::Domain && isIdentity(inst))
+      rows[inst.input] = true;
+  return rows;
+}
+
+int64_t Emitter::vectorWidth(const std::vector<bool>& cached) const {
   int64_t moved = 0;
   std::vector<DType> types; // of the cached rows and the domain outputs
   for (size_t in = 0; in < cached.size(); ++in)
@@ -188,7 +199,7 @@ int64_t Emitter::vectorWidth(const std::vector<bool>& cached, const Passes& ps) 
     return t == types[0] && (t == DType::F32 || t == DType::F64);
   });
   int64_t width = same ? 16 / ir::dtypeSize(types[0]) : 1;
-  return moved > kWideBytes && ps.length % width == 0 ? width : 1;
+  return moved > kWideBytes ? width : 1;
 }
 
 Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool multiPass) const {
@@ -198,24 +209,20 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
             : ck.launch == L::WarpPerSegment ? 32
                                              : 0;
   r.perLane = r.lanes ? (ps.length + r.lanes - 1) / r.lanes : 0;
-  r.cached.assign(k_.inputs.size(), false);
   bool rereads = ps.contiguous && multiPass && r.lanes;
-  for (size_t i = 0; rereads && i < k_.insts.size(); ++i) {
-    const Inst& inst = k_.insts[i];
-    if (inst.kind == Inst::Kind::Load && inst.space == Space::Domain && isIdentity(inst))
-      r.cached[inst.input] = true;
-  }
+  r.cached = rereads ? rowLoads() : std::vector<bool>(k_.inputs.size(), false);
   rereads = rereads && llvm::is_contained(r.cached, true);
   int reads = ps.stages + ps.varStages + (ps.domainOutputs ? 1 : 0);
   // By vectors, a lane holds whole runs, the last ones past the segment's end where
   // the runs do not tile it: up to kCachedPointsPerLane points, or up to
-  // kCachedRegisters where a thread has registers to spare. A block of 1024 threads
-  // has 64 a thread: there only a kernel of one cached row, no var and at most three
-  // reads (a softmax) takes more, and only for a row that shared memory would hold
-  // but once an SM. On an H200, rows of f32: softmax over 20000 points 0.119 ms
-  // from shared memory, 0.152 from registers; row normalization over 32768 (var's
-  // two passes spill) 0.208 and 0.412 (bench/results/2026-12-03-h200-f703fb3-rows.jsonl).
-  int64_t width = rereads ? vectorWidth(r.cached, ps) : 1, registers = 0, rowBytes = 0;
+  // kCachedRegisters where a thread has registers to spare, a peeled row's point
+  // outside its runs included. A block of 1024 threads has 64 a thread: there only
+  // a kernel of one cached row, no var and at most three reads (a softmax) takes
+  // more, and only for a row that shared memory would hold but once an SM. On an H200, rows of f32:
+  // softmax over 20000 points 0.119 ms from shared memory, 0.152 from registers; row normalization
+  // over 32768 (var's two passes spill) 0.208 and 0.412
+  // (bench/results/2026-12-03-h200-f703fb3-rows.jsonl).
+  int64_t width = rereads ? vectorWidth(r.cached) : 1, registers = 0, rowBytes = 0;
   for (size_t in = 0; in < r.cached.size(); ++in)
     if (r.cached[in]) {
       registers += ir::dtypeSize(k_.inputs[in].type().dtype) / 4;
@@ -224,14 +231,16 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
   bool spare = ck.blockSize <= 512 || (registers == 1 && ps.varStages == 0 && reads <= 3 &&
                                        2 * rowBytes > target_.sharedBytes);
   int64_t runs = (ps.length / width + r.lanes - 1) / std::max<int64_t>(r.lanes, 1);
+  bool peeled = ps.length % width != 0;
+  int64_t held = runs * width + (peeled ? 1 : 0); // the points a lane caches
   auto byVectors = [&] {
     r.width = width;
-    r.perLane = runs * width;
-    r.ragged = ps.length / width % r.lanes != 0;
+    r.peeled = peeled;
+    r.perLane = held;
+    r.ragged = peeled || ps.length / width % r.lanes != 0;
   };
-  if (width > 1 &&
-      runs * width <= (spare ? std::max(kCachedPointsPerLane, kCachedRegisters / registers)
-                             : kCachedPointsPerLane)) {
+  if (width > 1 && held <= (spare ? std::max(kCachedPointsPerLane, kCachedRegisters / registers)
+                                  : kCachedPointsPerLane)) {
     r.caching = true;
     byVectors();
   } else {
@@ -242,13 +251,15 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
   // the SM runs one block, which waits for its row before it computes, so it pays
   // only where it saves two reads of the row or more. On an H200, rows of 50257 f32:
   // softmax (three reads) 0.45 -> 0.38 ms, logsumexp (two) 0.18 -> 0.24. A var
-  // counts twice (its passes over a cached row).
+  // counts twice (its passes over a cached row). A peeled row lies in shared memory
+  // at its offset from an aligned point, up to 16 bytes more.
   if (rereads && !r.caching && ck.launch == L::BlockPerSegment && reads >= 3) {
     r.sharedOffsets.assign(r.cached.size(), -1);
     for (size_t in = 0; in < r.cached.size(); ++in)
       if (r.cached[in]) {
         r.sharedOffsets[in] = r.sharedBytes;
-        r.sharedBytes += (ps.length * ir::dtypeSize(k_.inputs[in].type().dtype) + 15) / 16 * 16;
+        r.sharedBytes += (ps.length * ir::dtypeSize(k_.inputs[in].type().dtype) + 15) / 16 * 16 +
+                         (width > 1 && peeled ? 16 : 0);
       }
     int64_t reductions = std::count_if(k_.insts.begin(), k_.insts.end(), [](const Inst& inst) {
       return inst.kind == Inst::Kind::Reduce;
@@ -261,7 +272,7 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
   }
   if (!r.caching)
     r.cached.assign(r.cached.size(), false);
-  for (size_t i = 0; i < k_.insts.size() && r.width > 1; ++i) {
+  for (size_t i = 0; i < k_.insts.size() && r.width > 1 && !r.peeled; ++i) {
     const Inst& inst = k_.insts[i];
     ir::Shape kept = pick(inst.strides, k_.reduceAxes, true);
     if (ps.forOutputs[i] && inst.kind == Inst::Kind::Load && inst.space == Space::Domain &&
@@ -281,7 +292,11 @@ public:
   Segment(Emitter& e, Code& c, const CudaKernel& ck, const Passes& ps, const RowPlan& rows,
           bool vectors)
       : e_(e), k_(e.k_), c_(c), ck_(ck), ps_(ps), rows_(rows), w_(vectors ? rows.width : 1),
-        run_(fmt::format("{} + v * {}", ps.laneStart, ps.laneStride)) {}
+        peeled_(w_ > 1 && rows.peeled),
+        run_(fmt::format("{} + v * {}", ps.laneStart, ps.laneStride)),
+        row_(peeled_ ? "s * L + h" : "s * L"), runs_(peeled_  ? std::string("nv")
+                                                     : w_ > 1 ? fmt::format("L / {}", w_)
+                                                              : std::string("L")) {}
 
   void emit() {
     if (rows_.shared)
@@ -304,6 +319,19 @@ private:
   /// Once per segment: the segment's part of every domain load's offset. At point
   /// (s, j) the domain's flat index is p_.
   void offsets() {
+    // A peeled row: its first h points precede its first aligned one, its nv runs
+    // follow, then the rest; the lane's one point of those, jp, is L where it has none.
+    if (peeled_) {
+      c_.line("const idx h = ({0} - s * L % {0}) % {0}, nv = (L - h) / {0};", w_);
+      c_.line("const idx jp = {0} < L - nv * {1} ? ({0} < h ? {0} : {0} + nv * {1}) : L;",
+              ps_.laneStart, w_);
+    }
+    // Where a lane's points in registers do not tile the segment, its runs in it (of
+    // w_ points, or of one): nr. Each point then tests a constant against it rather
+    // than an index of its own (softmax over rows of 32000 f32: 0.205 -> 0.193 ms).
+    if (rows_.ragged && (w_ > 1 || (rows_.caching && !rows_.shared)))
+      c_.line("const int nr = {0} > {1} ? (int)(({0} - {1} + {2} - 1) / {2}) : 0;", runs_,
+              ps_.laneStart, ps_.laneStride);
     p_ = ps_.contiguous
              ? "s * L + j"
              : plus(affine("s", ps_.keptExtents, pick(ps_.dense, k_.reduceAxes, true)),
@@ -343,13 +371,21 @@ private:
     c_.line("#pragma unroll");
     c_.open(fmt::format("for (int u = 0; u < {}; ++u)", rows_.perLane));
     // A pass over registers may not read the point's index.
-    if (w_ > 1)
-      c_.line("[[maybe_unused]] const idx j = ({} + u / {} * {}) * {} + u % {};", ps_.laneStart, w_,
-              ps_.laneStride, w_, w_);
+    std::string run = fmt::format("({} + u / {} * {})", ps_.laneStart, w_, ps_.laneStride);
+    if (peeled_) // the last register holds jp
+      c_.line("[[maybe_unused]] const idx j = u == {} ? jp : h + {} * {} + u % {};",
+              rows_.perLane - 1, run, w_, w_);
+    else if (w_ > 1)
+      c_.line("[[maybe_unused]] const idx j = {} * {} + u % {};", run, w_, w_);
     else
       c_.line("[[maybe_unused]] const idx j = {} + u * {};", ps_.laneStart, ps_.laneStride);
-    if (rows_.ragged)
-      c_.open("if (j < L)");
+    // u's run is the lane's (u / w)-th: once unrolled, a test of a constant.
+    if (peeled_)
+      c_.open(fmt::format("if (u == {} ? jp < L : u / {} < nr)", rows_.perLane - 1, w_));
+    else if (rows_.ragged && w_ > 1)
+      c_.open(fmt::format("if (u / {} < nr)", w_));
+    else if (rows_.ragged)
+      c_.open("if (u < nr)");
   }
   void closePoints() {
     if (rows_.caching && !rows_.shared && rows_.ragged)
@@ -362,7 +398,7 @@ private:
     c_.line("#pragma unroll");
     c_.open(fmt::format("for (int v = 0; v < {}; ++v)", rows_.perLane / w_));
     if (rows_.ragged)
-      c_.open(fmt::format("if ({} < L / {})", run_, w_));
+      c_.open("if (v < nr)");
   }
   void closeRuns() {
     if (rows_.ragged)
@@ -375,7 +411,10 @@ private:
     const std::vector<bool>& cached = rows_.cached;
     for (size_t in = 0; in < cached.size(); ++in) {
       const char* t = ctype(k_.inputs[in].type().dtype);
-      if (cached[in] && rows_.shared)
+      if (cached[in] && rows_.shared && peeled_) // c<in> + h is aligned
+        c_.line("{0}* const c{1} = ({0}*)(gc_rows + {2}) + s * L % {3};", t, in,
+                rows_.sharedOffsets[in], w_);
+      else if (cached[in] && rows_.shared)
         c_.line("{0}* const c{1} = ({0}*)(gc_rows + {2});", t, in, rows_.sharedOffsets[in]);
       else if (cached[in])
         c_.line("{} c{}[{}];", t, in, rows_.perLane);
@@ -386,15 +425,24 @@ private:
         if (!cached[in]) {
           continue;
         } else if (rows_.shared) {
-          c_.line("(({0}*)c{1})[{2}] = ((const {0}*)(in{1} + s * L))[{2}];",
-                  vectorType(k_.inputs[in].type().dtype), in, run_);
+          c_.line("(({0}*){1})[{2}] = ((const {0}*)(in{3} + {4}))[{2}];",
+                  vectorType(k_.inputs[in].type().dtype),
+                  peeled_ ? fmt::format("(c{} + h)", in) : fmt::format("c{}", in), run_, in, row_);
         } else {
           const char* vt = vectorType(k_.inputs[in].type().dtype);
-          c_.line("const {0} t{1} = ((const {0}*)(in{1} + s * L))[{2}];", vt, in, run_);
+          c_.line("const {0} t{1} = ((const {0}*)(in{1} + {2}))[{3}];", vt, in, row_, run_);
           for (int64_t e = 0; e < w_; ++e)
             c_.line("c{0}[v * {1} + {2}] = t{0}.{3};", in, w_, e, "xyzw"[e]);
         }
       closeRuns();
+      if (peeled_) {
+        c_.open("if (jp < L)");
+        for (size_t in = 0; in < cached.size(); ++in)
+          if (cached[in])
+            c_.line("c{0}[{1}] = in{0}[s * L + jp];", in,
+                    rows_.shared ? std::string("jp") : std::to_string(rows_.perLane - 1));
+        c_.close();
+      }
       if (rows_.shared) // the passes read points other lanes' vectors brought
         c_.line("__syncthreads();");
       return;
@@ -477,8 +525,14 @@ private:
       c_.line("a{} = 0;", r);
     pass(
         needed, false, [this] { openPoints(); }, load_);
+    // The same deviation either way; from registers as an fma, which keeps ptxas
+    // from holding every point converted since the first pass (rows of 4097 f32 at
+    // 256 lanes: 92 registers a lane as a difference, 60 so). From shared memory as a
+    // difference: on an H200 rows of 56000 f32 took 0.34 ms so, 0.36 as an fma.
+    const char* deviation = rows_.shared ? "(f64){1} - m{0}" : "__fma_rn((f64){1}, 1.0, -m{0})";
     for (int r : vars) {
-      c_.line("const f64 d{0} = (f64){1} - m{0};", r, val(k_.insts[r].args[0]));
+      c_.line("const f64 d{} = {};", r,
+              fmt::format(fmt::runtime(deviation), r, val(k_.insts[r].args[0])));
       c_.line("a{0} = a{0} + d{0} * d{0};", r);
     }
     closePoints();
@@ -515,7 +569,7 @@ private:
       c_.line("#pragma unroll");
       c_.open(fmt::format("for (int e = 0; e < {}; ++e)", w_));
       c_.line("const int u = v * {} + e;", w_);
-      c_.line("const idx j = ({}) * {} + e;", run_, w_);
+      c_.line("const idx j = {}({}) * {} + e;", peeled_ ? "h + " : "", run_, w_);
     };
     pass(ps_.forOutputs, true, openRun, runLoad);
     for (size_t o = 0; o < k_.outputs.size(); ++o)
@@ -528,10 +582,27 @@ private:
         std::vector<std::string> parts;
         for (int64_t e = 0; e < w_; ++e)
           parts.push_back(fmt::format("r{}[{}]", o, e));
-        c_.line("(({0}*)(out{1} + s * L))[{2}] = make_{0}({3});", vt, o, run_,
+        c_.line("(({0}*)(out{1} + {2}))[{3}] = make_{0}({4});", vt, o, row_, run_,
                 fmt::join(parts, ", "));
       }
     closeRuns();
+    if (peeled_)
+      storePeel();
+  }
+
+  /// A peeled row's points outside its runs, the lane's jp.
+  void storePeel() {
+    auto open = [this] {
+      c_.open("if (jp < L)");
+      if (rows_.caching && !rows_.shared)
+        c_.line("[[maybe_unused]] const int u = {};", rows_.perLane - 1);
+      c_.line("const idx j = jp;");
+    };
+    pass(ps_.forOutputs, true, open, load_);
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      if (k_.outputs[o].space == Space::Domain)
+        c_.line("out{}[p] = v{};", o, k_.outputs[o].inst);
+    c_.close();
   }
 
   /// Last, when every lane is done reading (an output may replace an input): the
@@ -563,7 +634,10 @@ private:
   const Passes& ps_;
   const RowPlan& rows_;
   int64_t w_;
-  std::string run_; ///< a run's index among the segment's vectors
+  bool peeled_;      ///< by vectors, over a peeled row (RowPlan::peeled)
+  std::string run_;  ///< a run's index among the segment's vectors
+  std::string row_;  ///< where the segment's first run starts
+  std::string runs_; ///< how many runs the segment has
   std::string p_;
   std::vector<std::string> base_;
   LoadFn domainIndex_, load_;
@@ -587,10 +661,13 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
                    std::any_of(k_.insts.begin(), k_.insts.end(), [](const Inst& inst) {
                      return inst.kind == Inst::Kind::Reduce && inst.node->op() == Op::Var;
                    });
-  ck.blockSize = ck.launch != L::BlockPerSegment                        ? 256
-                 : multiPass && ps.length <= 256 * kCachedPointsPerLane ? 256
-                 : ps.length >= 16384                                   ? 1024
-                                                                        : 512;
+  // Rows by vectors count their whole runs only (RowPlan): a row of 4097 f32 is 1024
+  // runs and a peeled point, 17 registers a lane of 256.
+  int64_t width = ps.contiguous && multiPass ? vectorWidth(rowLoads()) : 1;
+  ck.blockSize = ck.launch != L::BlockPerSegment                                        ? 256
+                 : multiPass && ps.length / width * width <= 256 * kCachedPointsPerLane ? 256
+                 : ps.length >= 16384                                                   ? 1024
+                                                                                        : 512;
   int64_t perBlock = ck.launch == L::ThreadPerSegment ? ck.blockSize
                      : ck.launch == L::WarpPerSegment ? ck.blockSize / 32
                                                       : 1;

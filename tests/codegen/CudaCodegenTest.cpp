@@ -375,19 +375,45 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   EXPECT_EQ(even.sharedBytes, 0);
   EXPECT_NE(even.source.find("f32 c0[32];"), std::string::npos) << even.source;
   EXPECT_NE(even.source.find("= ((const float4*)(in0 + s * L))["), std::string::npos);
-  EXPECT_EQ(even.source.find("< L / 4)"), std::string::npos) << even.source;
-  // Rows of 32000: 8000 vectors, the last lanes' eighth past the row's end.
+  EXPECT_EQ(even.source.find("const int nr"), std::string::npos) << even.source;
+  // Rows of 32000: 8000 vectors, the last lanes' eighth past the row's end. A lane
+  // counts its runs in the row once, and each point tests its run's place.
   CudaKernel ragged = softmax(2048, 32000, "f32");
   EXPECT_EQ(ragged.sharedBytes, 0);
   EXPECT_NE(ragged.source.find("f32 c0[32];"), std::string::npos) << ragged.source;
-  EXPECT_EQ(occurrences(ragged.source, "(idx)threadIdx.x + v * BS < L / 4)"), 2u) // load, store
+  EXPECT_EQ(occurrences(ragged.source, "const int nr = L / 4 > (idx)threadIdx.x ? "), 1u)
       << ragged.source;
-  // No vectors (an odd row, a small kernel): 16 points a lane at most, so these rows
-  // go to shared memory; f64 rows of 32768 take 64 registers a lane, too many.
-  for (const CudaKernel& k : {softmax(2048, 32001, "f32"), softmax(8, 32768, "f32")}) {
-    EXPECT_GT(k.sharedBytes, 0) << k.source;
-    EXPECT_EQ(k.source.find("float4"), std::string::npos) << k.source;
-  }
+  EXPECT_EQ(occurrences(ragged.source, "if (v < nr)"), 2u) << ragged.source;     // load, store
+  EXPECT_EQ(occurrences(ragged.source, "if (u / 4 < nr)"), 2u) << ragged.source; // 2 stages
+  // No vectors in a small kernel: 16 points a lane at most, so its rows go to shared
+  // memory; f64 rows of 32768 take 64 registers a lane, too many.
+  CudaKernel small = softmax(8, 32768, "f32");
+  EXPECT_GT(small.sharedBytes, 0) << small.source;
+  EXPECT_EQ(small.source.find("float4"), std::string::npos) << small.source;
+  // A row of 32001 is peeled: 8000 vectors from its first aligned point, the other
+  // point one to a lane. 33 registers a lane are too many: shared memory holds it,
+  // 16 bytes more for its offset from an aligned point.
+  CudaKernel odd = softmax(2048, 32001, "f32");
+  EXPECT_EQ(odd.sharedBytes, (32001 * 4 + 15) / 16 * 16 + 16);
+  EXPECT_NE(odd.source.find("((float4*)(c0 + h))[(idx)threadIdx.x + v * BS] = "
+                            "((const float4*)(in0 + s * L + h))["),
+            std::string::npos)
+      << odd.source;
+  EXPECT_NE(odd.source.find("c0[jp] = in0[s * L + jp];"), std::string::npos) << odd.source;
+  // Rows of 4097 are 1024 vectors and a peeled point: 256 lanes of 17 registers, as
+  // rows of 4096 take 256 lanes of 16. A softmax's rows of 16385 at 1024 lanes would
+  // take 17 too, one past kCachedPointsPerLane: shared memory holds them.
+  CudaKernel norm4097 = wholeKernelFor(withType(testing::rowNormText(2048, 4097), "f32"),
+                                       codegen::CudaTarget::sm90());
+  EXPECT_EQ(norm4097.blockSize, 256);
+  EXPECT_NE(norm4097.source.find("f32 c0[17];"), std::string::npos) << norm4097.source;
+  EXPECT_NE(norm4097.source.find("c0[16] = in0[s * L + jp];"), std::string::npos)
+      << norm4097.source;
+  EXPECT_NE(norm4097.source.find("((float4*)(out0 + s * L + h))["), std::string::npos)
+      << norm4097.source;
+  CudaKernel odd16385 = softmax(2048, 16385, "f32");
+  EXPECT_EQ(odd16385.sharedBytes, (16385 * 4 + 15) / 16 * 16 + 16);
+  EXPECT_NE(odd16385.source.find("((float4*)(c0 + h))["), std::string::npos) << odd16385.source;
   // Rows in shared memory come by vectors too, then a barrier: each lane reads
   // points other lanes loaded.
   CudaKernel shared = softmax(2048, 56000, "f32");
@@ -409,8 +435,9 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   // f64 rows of 8000 at 512 lanes: 8 vectors of two a lane, 16 points.
   CudaKernel f64Ragged = softmax(2048, 8000, "f64");
   EXPECT_NE(f64Ragged.source.find("f64 c0[16];"), std::string::npos) << f64Ragged.source;
-  EXPECT_NE(f64Ragged.source.find("< L / 2)"), std::string::npos) << f64Ragged.source;
-  expectCompilesForSm90({ragged.source, f64Ragged.source, shared.source});
+  EXPECT_NE(f64Ragged.source.find("if (u / 2 < nr)"), std::string::npos) << f64Ragged.source;
+  expectCompilesForSm90({ragged.source, f64Ragged.source, shared.source, odd.source,
+                         norm4097.source, odd16385.source});
 }
 
 TEST(CudaCodegen, MultiStageKernels) {

@@ -393,6 +393,35 @@ TEST(CudaKernel, WideLayernorm) {
           expectSameAsCpu(k, fmt::format("chain {} misaligned", n), 16, Placement::Misaligned));
 }
 
+/// Wide rows of a length that is no multiple of a vector (RowPlan::peeled): each
+/// row's runs start at its first aligned point, the points around them go one to a
+/// lane. In registers (row normalization over 4097 and 513 points, f32 and f64) and
+/// in shared memory (softmax over 16385 and 32001), aligned and not.
+TEST(CudaKernel, PeeledWideRows) {
+  GRAPHC_REQUIRE_GPU();
+  struct Case {
+    std::string text;
+    const char* what;
+  };
+  const Case cases[] = {
+      {testing::withType(testing::rowNormText(2100, 4097), "f32"), "rownorm f32 x 4097"},
+      {testing::withType(testing::rowNormText(1100, 4097), "f64"), "rownorm f64 x 4097"},
+      {testing::withType(testing::rowNormText(33000, 513), "f32"), "rownorm f32 x 513"},
+      {testing::withType(testing::softmaxText(1100, 16385), "f32"), "softmax f32 x 16385"},
+      {testing::withType(testing::softmaxText(600, 32001), "f32"), "softmax f32 x 32001"},
+  };
+  uint64_t seed = 40;
+  for (const Case& c : cases) {
+    std::vector<Kernel> kernels = kernelsOfText(c.text);
+    ASSERT_EQ(kernels.size(), 1u) << c.what;
+    ASSERT_NE(codegen::emitCuda(kernels[0], "k", codegen::CudaTarget::sm90()).source.find("jp < L"),
+              std::string::npos)
+        << c.what;
+    for (Placement at : {Placement::Separate, Placement::Misaligned})
+      EXPECT_TRUE(expectSameAsCpu(kernels[0], c.what, ++seed, at));
+  }
+}
+
 /// A var broadcast back over its rows is one value per row: lanes merging unequal
 /// counts (gc_merge rounds differently in each order) end with the same bits.
 /// 1000 columns: a warp per row, moments merged; 3000: a block per row, two passes

@@ -218,10 +218,10 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
   // kCachedRegisters where a thread has registers to spare, a peeled row's point
   // outside its runs included. A block of 1024 threads has 64 a thread: there only
   // a kernel of one cached row, no var and at most three reads (a softmax) takes
-  // more, and only for a row that shared memory would hold but once an SM. On an H200, rows of f32:
-  // softmax over 20000 points 0.119 ms from shared memory, 0.152 from registers; row normalization
-  // over 32768 (var's two passes spill) 0.208 and 0.412
-  // (bench/results/2026-12-03-h200-f703fb3-rows.jsonl).
+  // more, and only for a row that shared memory would hold but once an SM. On an
+  // H200, rows of f32: softmax over 20000 points 0.119 ms from shared memory, 0.152
+  // from registers; row normalization over 32768 (var's two passes spill) 0.208 and
+  // 0.412 (bench/results/2026-12-03-h200-f703fb3-rows.jsonl).
   int64_t width = rereads ? vectorWidth(r.cached) : 1, registers = 0, rowBytes = 0;
   for (size_t in = 0; in < r.cached.size(); ++in)
     if (r.cached[in]) {

@@ -427,6 +427,7 @@ std::string Emitter::compute(Code& c, int i) {
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     throw Error(fmt::format("emitCuda: {} cannot be part of a kernel", ir::opName(op).str()));
   }
   ir::unknownOp();

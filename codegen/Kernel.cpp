@@ -391,6 +391,7 @@ SourceIndex SourceIndex::of(const Node& n) {
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     throw Error(fmt::format("{} is not a computed source", ir::opName(n.op()).str()));
   }
   return s;

@@ -319,6 +319,7 @@ llvm::Value* emitOp(OpSite& s, Op op, DType t, DType result, llvm::ArrayRef<llvm
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     throw Error(fmt::format("emitCpu: {} cannot be part of a kernel", ir::opName(op).str()));
   }
   ir::unknownOp();

@@ -84,6 +84,7 @@ bool needsFloat(Op op) {
   GRAPHC_SHAPE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     return false;
   }
   ir::unknownOp();
@@ -144,6 +145,7 @@ TensorType checkSource(Op op, const Rule& rule, const Attrs& attrs,
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     break;
   }
   for (int64_t d : t.shape)
@@ -186,6 +188,7 @@ TensorType inferElementwise(Op op, OpKind kind, const Rule& rule, llvm::ArrayRef
   case OpKind::Reduce:
   case OpKind::Linalg:
   case OpKind::Assume:
+  case OpKind::Collective:
     break;
   }
   rule.fail("not an elementwise op");
@@ -392,6 +395,14 @@ TensorType inferAssume(const Rule& rule, const TensorType& a) {
   return a;
 }
 
+TensorType inferCollective(const Rule& rule, const TensorType& x, const Attrs& attrs) {
+  rule.require(isNumeric(x.dtype), "needs a numeric operand");
+  const std::string& reduction = attrs.getStr("reduction");
+  rule.require(reduction.empty() || reduction == "sum" || reduction == "max" || reduction == "min",
+               "reduction must be \"sum\", \"max\" or \"min\", not \"{}\"", reduction);
+  return x;
+}
+
 } // namespace
 
 std::optional<Shape> broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b) {
@@ -451,6 +462,9 @@ TypeList inferTypes(Op op, llvm::ArrayRef<TensorType> operands, const Attrs& att
     break;
   case OpKind::Assume:
     out = {inferAssume(rule, operands[0])};
+    break;
+  case OpKind::Collective:
+    out = {inferCollective(rule, operands[0], attrs)};
     break;
   case OpKind::Unary:
   case OpKind::Logical:

@@ -23,17 +23,18 @@ enum class Op : uint16_t {
 
 /// The broad class of an op; drives inference, printing and later fusion.
 enum class OpKind : uint8_t {
-  Source,  ///< no operands; result type given
-  Unary,   ///< elementwise, numeric in, same type out
-  Binary,  ///< elementwise, two numeric operands of one type
-  Compare, ///< elementwise, bool out
-  Logical, ///< elementwise on bool
-  Select,  ///< elementwise select(cond, a, b)
-  Cast,    ///< elementwise dtype conversion
-  Shape,   ///< data movement
-  Reduce,  ///< reduction over axes
-  Linalg,  ///< matrix ops, batched over leading axes
-  Assume,  ///< identity on square matrices asserting a structure (assume_spd, ...)
+  Source,     ///< no operands; result type given
+  Unary,      ///< elementwise, numeric in, same type out
+  Binary,     ///< elementwise, two numeric operands of one type
+  Compare,    ///< elementwise, bool out
+  Logical,    ///< elementwise on bool
+  Select,     ///< elementwise select(cond, a, b)
+  Cast,       ///< elementwise dtype conversion
+  Shape,      ///< data movement
+  Reduce,     ///< reduction over axes
+  Linalg,     ///< matrix ops, batched over leading axes
+  Assume,     ///< identity on square matrices asserting a structure (assume_spd, ...)
+  Collective, ///< a reduction over the ranks of a sharded run (all_reduce)
 };
 
 /// One entry of an op's attribute schema.

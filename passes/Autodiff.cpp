@@ -107,6 +107,8 @@ constexpr DiffRule kRules[] = {
     {Op::AssumeLower, jvpLinear, transposeIdentity},
     {Op::AssumeUpper, jvpLinear, transposeIdentity},
     {Op::AssumeDiagonal, jvpLinear, transposeIdentity},
+
+    {Op::AllReduce, jvpAllReduce, transposeAllReduce},
 };
 
 constexpr Op kOps[] = {

@@ -150,6 +150,8 @@ ValueList jvpReduce(DiffBuilder&, const JvpNode&);
 ValueList transposeShape(DiffBuilder&, const LinearNode&, ir::Value);
 ValueList transposeSumMean(DiffBuilder&, const LinearNode&, ir::Value);
 ValueList transposeIdentity(DiffBuilder&, const LinearNode&, ir::Value);
+ValueList jvpAllReduce(DiffBuilder&, const JvpNode&);
+ValueList transposeAllReduce(DiffBuilder&, const LinearNode&, ir::Value);
 
 ValueList jvpMatmul(DiffBuilder&, const JvpNode&);
 ValueList jvpSyrk(DiffBuilder&, const JvpNode&);

@@ -68,6 +68,7 @@ Value unaryDerivative(DiffBuilder& b, Op op, Value x, Value y) {
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     throw Error(fmt::format("internal error: no unary derivative for {}", ir::opName(op).str()));
   }
   ir::unknownOp();
@@ -134,6 +135,7 @@ ValueList jvpBinary(DiffBuilder& b, const JvpNode& n) {
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     throw Error(
         fmt::format("internal error: no binary derivative for {}", n.node.info().name.str()));
   }

@@ -126,6 +126,7 @@ ValueList jvpReduce(DiffBuilder& b, const JvpNode& n) {
   GRAPHC_SHAPE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     throw Error(
         fmt::format("internal error: no reduction derivative for {}", n.node.info().name.str()));
   }
@@ -189,6 +190,31 @@ ValueList transposeSumMean(DiffBuilder& b, const LinearNode& n, Value ct) {
 
 ValueList transposeIdentity(DiffBuilder&, const LinearNode&, Value ct) {
   return {ct};
+}
+
+namespace {
+/// The sum over the ranks is linear; a max or min over them is not differentiated:
+/// a graph is differentiated before it is sharded (passes/Shard.h), not after.
+void requireSumOverRanks(const ir::Node& node) {
+  const std::string& reduction = node.attrs().getStr("reduction");
+  if (!reduction.empty() && reduction != "sum")
+    throw Error(fmt::format("all_reduce {{reduction=\"{}\"}}: no derivative rule; differentiate "
+                            "the graph before it is sharded",
+                            reduction),
+                node.loc());
+}
+} // namespace
+
+ValueList jvpAllReduce(DiffBuilder& b, const JvpNode& n) {
+  requireSumOverRanks(n.node);
+  return jvpLinear(b, n);
+}
+
+// y = sum over ranks s of x_s on every rank r: each x_s gets the sum of every
+// rank's cotangent.
+ValueList transposeAllReduce(DiffBuilder& b, const LinearNode& n, Value ct) {
+  requireSumOverRanks(n.node);
+  return {b.apply(Op::AllReduce, {ct}, n.node.attrs())};
 }
 
 } // namespace graphc::passes::rules

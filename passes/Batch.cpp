@@ -201,6 +201,7 @@ Attrs Batcher::batchedAttrs(const Node& n) const {
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     noRule(n);
   }
   ir::unknownOp();
@@ -252,6 +253,7 @@ BatchRule batchRuleOf(ir::OpKind kind) {
   case ir::OpKind::Cast:
   case ir::OpKind::Linalg:
   case ir::OpKind::Assume:
+  case ir::OpKind::Collective:
     return BatchRule::Within;
   }
   ir::unknownOp();

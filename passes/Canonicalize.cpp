@@ -172,6 +172,7 @@ private:
     GRAPHC_REDUCE_CASES:
     GRAPHC_LINALG_CASES:
     GRAPHC_ASSUME_CASES:
+    GRAPHC_COLLECTIVE_CASES:
       break;
     }
     if (!ir::isElementwise(n.kind()) || !ir::isFloat(n.type().dtype))
@@ -290,6 +291,7 @@ private:
     GRAPHC_COMPARE_CASES:
     GRAPHC_SELECT_CASES:
     GRAPHC_ASSUME_CASES:
+    GRAPHC_COLLECTIVE_CASES:
       break;
     }
     // assume_X(assume_X(a)) -> assume_X(a); other assumes carry information and stay.

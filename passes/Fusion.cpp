@@ -223,6 +223,7 @@ FusionRole fusionRole(const Node& n) {
   case OpKind::Reduce:
     return FusionRole::Reduction;
   case OpKind::Linalg:
+  case OpKind::Collective: // a library call: the backend's communicator
     return FusionRole::Library;
   case OpKind::Shape:
     if (n.op() == Op::Transpose)
@@ -262,6 +263,7 @@ bool computedSource(const Node& n) {
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     return false;
   }
   ir::unknownOp();

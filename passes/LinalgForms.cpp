@@ -111,6 +111,7 @@ public:
     GRAPHC_ELEMENTWISE_CASES:
     GRAPHC_SHAPE_CASES:
     GRAPHC_ASSUME_CASES:
+    GRAPHC_COLLECTIVE_CASES:
       break;
     }
     return v ? std::optional<ValueList>(ValueList{*v}) : std::nullopt;

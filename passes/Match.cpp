@@ -89,6 +89,7 @@ std::optional<double> uniformValue(Value v) {
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     return std::nullopt;
   }
   ir::unknownOp();
@@ -228,6 +229,7 @@ bool addColumnOffsets(ColumnOffsets& out, Value root, double rootScale) {
     GRAPHC_REDUCE_CASES:
     GRAPHC_LINALG_CASES:
     GRAPHC_ASSUME_CASES:
+    GRAPHC_COLLECTIVE_CASES:
       split = false;
       break;
     }

@@ -176,6 +176,7 @@ private:
       GRAPHC_SHAPE_CASES:
       GRAPHC_REDUCE_CASES:
       GRAPHC_ASSUME_CASES:
+      GRAPHC_COLLECTIVE_CASES:
         break;
       }
     return rw.apply(Op::Matmul, {rw.map(m), c}, Attrs{{"transpose_a", t}});

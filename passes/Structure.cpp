@@ -110,6 +110,7 @@ public:
     GRAPHC_SHAPE_CASES:
     GRAPHC_REDUCE_CASES:
     GRAPHC_ASSUME_CASES:
+    GRAPHC_COLLECTIVE_CASES:
       out[0] = single(n);
       break;
     }
@@ -186,6 +187,7 @@ private:
     GRAPHC_CAST_CASES:
     GRAPHC_REDUCE_CASES:
     GRAPHC_ASSUME_CASES:
+    GRAPHC_COLLECTIVE_CASES:
       return elementwise(n);
     }
     ir::unknownOp();
@@ -445,6 +447,7 @@ private:
     GRAPHC_REDUCE_CASES:
     GRAPHC_LINALG_CASES:
     GRAPHC_ASSUME_CASES:
+    GRAPHC_COLLECTIVE_CASES:
       break;
     }
     return s;

@@ -206,6 +206,7 @@ Attrs Unbatcher::itemAttrs(const Node& n) const {
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     throw Whole{};
   }
   ir::unknownOp();

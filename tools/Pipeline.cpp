@@ -4,6 +4,7 @@
 #include "ir/Printer.h"
 #include "passes/Batch.h"
 #include "passes/Derivative.h"
+#include "passes/Shard.h"
 #include "passes/Structure.h"
 #include "support/Error.h"
 
@@ -50,6 +51,43 @@ void PipelineFlags::declare(ArgParser& parser) {
                 "batch each graph N ways first: every parameter and output gets a leading "
                 "axis of size N",
                 &batch_);
+  parser.option("ranks", "N",
+                "after the passes, print the program one rank of N runs with the parameters "
+                "split as --split says (passes/Shard.h)",
+                &ranks_);
+  parser.option("split", "A,B,...",
+                "with --ranks: per parameter, the axis split over the ranks, or -1 for one "
+                "every rank holds whole",
+                &split_);
+  parser.option("rank", "R", "with --ranks: the rank whose program to print (default 0)", &rank_);
+}
+
+namespace {
+/// `text` as a number; `what` names the option in the error.
+int64_t number(llvm::StringRef text, const char* what) {
+  int64_t n = 0;
+  if (text.trim().getAsInteger(10, n))
+    throw UsageError(fmt::format("{} '{}' is not a number", what, text.str()));
+  return n;
+}
+} // namespace
+
+std::unique_ptr<ir::Graph> PipelineFlags::sharded(const ir::Graph& g) const {
+  if (ranks_.empty()) {
+    if (!split_.empty() || !rank_.empty())
+      throw UsageError("--split and --rank need --ranks");
+    return nullptr;
+  }
+  int64_t ranks = number(ranks_, "--ranks"), rank = rank_.empty() ? 0 : number(rank_, "--rank");
+  if (ranks < 1 || ranks > 1 << 16 || rank < 0 || rank >= ranks)
+    throw UsageError(fmt::format("--rank {} of --ranks {}", rank, ranks));
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  llvm::StringRef(split_).split(parts, ',', -1, /*KeepEmpty=*/false);
+  std::vector<int> axes;
+  for (llvm::StringRef p : parts)
+    axes.push_back(static_cast<int>(std::clamp<int64_t>(number(p, "--split"), -1, 1 << 16)));
+  return std::move(
+      passes::shardGraph(g, axes, static_cast<int>(ranks), static_cast<int>(rank)).graph);
 }
 
 /// The modes of --derive.
@@ -107,6 +145,8 @@ ir::Module PipelineFlags::run(const ir::Module& module, const BeforeGraph& befor
     if (beforeGraph)
       beforeGraph(*g);
     out.graphs.push_back(passes::runPipeline(*g, passes, options));
+    if (std::unique_ptr<ir::Graph> rank = sharded(*out.graphs.back()))
+      out.graphs.back() = std::move(rank);
   }
   return out;
 }

@@ -2,8 +2,9 @@
 //
 // `graphc opt` and `graphc dump --after=PASS` both run a pass pipeline over every
 // graph of a module. PipelineFlags declares their shared flags (--passes,
-// --verify-each, --facts, --derive, --wrt, --batch), turns them into passes::PipelineOptions and
-// runs the passes; printGraphText prints a graph with or without its proven structure.
+// --verify-each, --facts, --derive, --wrt, --batch, and --ranks, --split, --rank, which
+// shard the result), turns them into passes::PipelineOptions and runs the passes;
+// printGraphText prints a graph with or without its proven structure.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -23,7 +24,8 @@ public:
   /// Called with each input graph before its passes run.
   using BeforeGraph = std::function<void(const ir::Graph&)>;
 
-  /// Declares --passes, --verify-each, --facts, --derive, --wrt and --batch on `parser`.
+  /// Declares --passes, --verify-each, --facts, --derive, --wrt, --batch, --ranks,
+  /// --split and --rank on `parser`.
   void declare(ArgParser& parser);
 
   /// The graphs of `module` as --derive and --batch ask: first the derivative graph
@@ -40,18 +42,24 @@ public:
   /// UsageError naming an unknown pass and listing the registered ones.
   std::vector<const passes::Pass*> pipeline() const;
 
-  /// Runs the pipeline on every graph of `module` and returns the results. Calls
-  /// `beforeGraph` with each input graph, then `afterPass` after each pass.
+  /// Runs the pipeline on every graph of `module` and returns the results, each the
+  /// program of rank --rank when --ranks is given. Calls `beforeGraph` with each
+  /// input graph, then `afterPass` after each pass.
   ir::Module run(const ir::Module& module, const BeforeGraph& beforeGraph = {},
                  const decltype(passes::PipelineOptions::afterPass)& afterPass = {}) const;
 
 private:
+  /// `g` as --ranks, --split and --rank shard it, or null without --ranks. Throws
+  /// UsageError for a bad number.
+  std::unique_ptr<ir::Graph> sharded(const ir::Graph& g) const;
+
   std::string passes_;
   bool verifyEach_ = passes::PipelineOptions::kDebugBuild;
   bool facts_ = false;
   std::string derive_;
   std::string wrt_;
   std::string batch_;
+  std::string ranks_, split_, rank_;
 };
 
 /// The graphs of `module` batched `batchText` ways (passes/Batch.h), or `module`

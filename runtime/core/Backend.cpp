@@ -31,6 +31,25 @@ std::string Signature::str() const {
 Executable::~Executable() = default;
 Backend::~Backend() = default;
 
+namespace {
+[[noreturn]] void noCollectives(const Backend& b, int ranks) {
+  throw Error(fmt::format("the {} backend runs no sharded programs ({} ranks asked for)",
+                          b.name().str(), ranks));
+}
+} // namespace
+
+std::unique_ptr<Executable> Backend::compileRank(const ir::Graph& g, const RankOf& rank) {
+  if (rank.comm && rank.comm->size() != 1)
+    noCollectives(*this, rank.comm->size());
+  return compile(g);
+}
+
+std::shared_ptr<Communicator> Backend::communicator(int ranks) {
+  if (ranks != 1)
+    noCollectives(*this, ranks);
+  return hostCommunicator(1);
+}
+
 void Executable::checkInputs(llvm::ArrayRef<Array> inputs) const {
   if (inputs.size() != sig_.paramTypes.size())
     throw Error(fmt::format("@{}: expected {} input(s), got {} ({})", sig_.graphName,

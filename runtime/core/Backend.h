@@ -29,6 +29,7 @@
 
 #include "ir/Graph.h"
 #include "runtime/core/Array.h"
+#include "runtime/core/Collective.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -144,6 +145,16 @@ public:
   virtual llvm::StringRef name() const = 0;
   /// Compiles `g`. Throws graphc::Error when the graph cannot run on this backend.
   virtual std::unique_ptr<Executable> compile(const ir::Graph& g) = 0;
+  /// Compiles `g` as the program of rank `rank.rank` of a sharded run
+  /// (passes/Shard.h): its all_reduce steps meet the other ranks through
+  /// `rank.comm`. By default one rank compiles as compile() does (an all_reduce over
+  /// one rank is the identity) and more throw graphc::Error: the backend runs no
+  /// collectives.
+  virtual std::unique_ptr<Executable> compileRank(const ir::Graph& g, const RankOf& rank);
+  /// Where `ranks` ranks of this backend's sharded programs meet. By default one
+  /// rank (a host communicator of one) and more throw graphc::Error, as
+  /// compileRank() does.
+  virtual std::shared_ptr<Communicator> communicator(int ranks);
 };
 
 } // namespace graphc

@@ -3,8 +3,10 @@
 
 #include "passes/Batch.h"
 #include "passes/PassManager.h"
+#include "passes/Shard.h"
 #include "passes/Unbatch.h"
 #include "runtime/core/ItemFailures.h"
+#include "runtime/core/Sharded.h"
 
 #include <fmt/format.h>
 
@@ -34,6 +36,42 @@ std::string itemList(llvm::ArrayRef<int64_t> items) {
   if (items.size() > kShown)
     text += fmt::format(" and {} more", items.size() - kShown);
   return text;
+}
+
+/// The axis each parameter of `input` (the graph the passes see) is split along.
+std::vector<int> splitAxesOf(const ir::Graph& input, const CompileOptions& options) {
+  if (!options.splitAxes.empty()) {
+    if (options.splitAxes.size() != input.params().size())
+      throw Error(fmt::format("@{}: {} split axes given for {} parameters", input.name(),
+                              options.splitAxes.size(), input.params().size()));
+    return options.splitAxes;
+  }
+  if (options.batch == 0)
+    throw Error(fmt::format("@{}: {} ranks given without split axes or a batch", input.name(),
+                            options.ranks));
+  std::vector<int> axes;
+  for (size_t i = 0; i < input.params().size(); ++i) {
+    bool batched = options.batchedParams.empty() || options.batchedParams[i];
+    axes.push_back(batched ? 0 : passes::kReplicated);
+  }
+  return axes;
+}
+
+/// The optimized graph `optimized` of `input` as options.ranks ranks on `backend`.
+std::unique_ptr<Executable> compileSharded(const ir::Graph& input, const ir::Graph& optimized,
+                                           Backend& backend, const CompileOptions& options) {
+  std::vector<int> axes = splitAxesOf(input, options);
+  std::shared_ptr<Communicator> comm = backend.communicator(options.ranks);
+  std::vector<std::unique_ptr<Executable>> ranks;
+  std::vector<int> outputAxes;
+  for (int r = 0; r < options.ranks; ++r) {
+    passes::ShardedGraph s = passes::shardGraph(optimized, axes, options.ranks, r);
+    outputAxes = std::move(s.outputAxes);
+    ranks.push_back(backend.compileRank(*s.graph, RankOf{comm, r}));
+  }
+  return std::make_unique<ShardedExecutable>(Signature::of(input), std::move(axes),
+                                             std::move(outputAxes), std::move(comm),
+                                             std::move(ranks));
 }
 
 /// A Cholesky that solve lowering chose, which falls back to LU when it fails.
@@ -224,7 +262,14 @@ std::unique_ptr<OptimizedExecutable> compile(const ir::Graph& g, Backend& backen
     batched = passes::batchGraph(g, options.batch, flags);
   }
   const ir::Graph& input = batched ? *batched : g;
+  if (options.ranks < 0)
+    throw Error(fmt::format("@{}: {} ranks", g.name(), options.ranks));
+  if (options.ranks == 0 && !options.splitAxes.empty())
+    throw Error(fmt::format("@{}: split axes given without ranks", g.name()));
   std::unique_ptr<ir::Graph> optimized = optimize(input, options.passes);
+  if (options.ranks > 0) // a failing chosen Cholesky redoes the whole run, unsharded
+    return std::make_unique<OptimizedExecutable>(
+        input, compileSharded(input, *optimized, backend, options), backend);
   ItemFallback items{&g, options.batch, options.batchedParams};
   // A graph batched by hand whose items come apart is seen as batched, where a
   // chosen Cholesky may fail.

@@ -40,6 +40,14 @@ struct CompileOptions {
   /// With `batch`: per parameter, whether it gets the batch axis (unbatched ones are
   /// shared by every item); empty batches every parameter.
   std::vector<bool> batchedParams = {};
+  /// When > 0, the optimized graph runs as this many ranks (passes/Shard.h,
+  /// runtime/core/Sharded.h), each on its share of the parameters `splitAxes`
+  /// splits: host threads on the cpu backend. 0 runs the graph as one program.
+  int ranks = 0;
+  /// With `ranks`: per parameter of the graph the passes see (batched when `batch` is
+  /// set), the axis split over the ranks, or -1 for a parameter every rank gets whole.
+  /// Empty with `batch`: the batched parameters are split along the batch axis.
+  std::vector<int> splitAxes = {};
 };
 
 /// How the items of a batched graph are redone alone (see the file comment).

@@ -57,6 +57,8 @@ Arrays runNodeOfKind(const Step& s, llvm::ArrayRef<Array> operands, const Array&
     return runLinalg(s, operands, into);
   case ir::OpKind::Assume: // the identity: the result shares the operand's memory
     return {operands[0]};
+  case ir::OpKind::Collective:
+    return {allReduce(s.rank, operands[0], reductionOf(s.attrs))};
   case ir::OpKind::Unary:
   case ir::OpKind::Logical:
   case ir::OpKind::Binary:
@@ -112,7 +114,8 @@ namespace {
 
 class NodeExecutable final : public Executable {
 public:
-  explicit NodeExecutable(const ir::Graph& g) : Executable(Signature::of(g)) {
+  NodeExecutable(const ir::Graph& g, std::optional<RankOf> rank)
+      : Executable(Signature::of(g)), rank_(std::move(rank)) {
     // Liveness: the nodes the outputs reach.
     std::vector<bool> live(g.nodes().size(), false);
     for (ir::Value v : g.outputs())
@@ -127,6 +130,7 @@ public:
       if (!live[n->id()])
         continue;
       Step s = Step::of(*n);
+      s.rank = rank_ ? &*rank_ : nullptr;
       for (ir::Value v : n->operands())
         s.operands.push_back({stepOf[v.node->id()], v.index});
       stepOf[n->id()] = static_cast<unsigned>(steps_.size());
@@ -181,6 +185,7 @@ private:
     return outs;
   }
 
+  std::optional<RankOf> rank_; ///< the rank the steps run as, if sharded
   std::vector<Step> steps_;
   /// The last step that reads each step's results (steps_.size() for outputs).
   std::vector<unsigned> lastUse_;
@@ -194,7 +199,14 @@ public:
   std::unique_ptr<Executable> compile(const ir::Graph& g) override {
     if (fuse_)
       return compileProgram(g);
-    return std::make_unique<NodeExecutable>(g);
+    return std::make_unique<NodeExecutable>(g, std::nullopt);
+  }
+  /// Ranks that are threads of this process.
+  std::shared_ptr<Communicator> communicator(int ranks) override { return hostCommunicator(ranks); }
+  std::unique_ptr<Executable> compileRank(const ir::Graph& g, const RankOf& rank) override {
+    if (fuse_)
+      return compileProgram(g, rank);
+    return std::make_unique<NodeExecutable>(g, rank);
   }
 
 private:

@@ -161,6 +161,7 @@ Arrays runSource(const Step& s) {
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     s.fail("internal error: not a source op");
   }
   ir::unknownOp();
@@ -198,6 +199,7 @@ void applyElementwise(const Step& s, DType operandType, llvm::ArrayRef<const voi
   case ir::OpKind::Reduce:
   case ir::OpKind::Linalg:
   case ir::OpKind::Assume:
+  case ir::OpKind::Collective:
     s.fail("internal error: not an elementwise op");
   }
 }

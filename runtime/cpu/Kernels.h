@@ -21,6 +21,7 @@
 #include "ir/Types.h"
 #include "runtime/core/Array.h"
 #include "runtime/core/Backend.h"
+#include "runtime/core/Collective.h"
 #include "runtime/core/ItemFailures.h"
 #include "support/Error.h"
 
@@ -46,6 +47,9 @@ struct Step {
   /// The node's name and source location, for error messages.
   std::string name;
   SourceLoc loc;
+  /// The rank the step's program runs as, whose all_reduce meets the other ranks;
+  /// null for a program of one rank.
+  const RankOf* rank = nullptr;
 
   /// The step running `n` (operands left empty).
   static Step of(const ir::Node& n);
@@ -101,7 +105,8 @@ void copyResults(llvm::ArrayRef<Array> results, llvm::ArrayRef<Array> outputs);
 /// into an array of their own; the other families ignore it.
 Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands, const Array& into = Array());
 /// Compiles `g` to its lowered program (the "cpu" backend's executables).
-std::unique_ptr<Executable> compileProgram(const ir::Graph& g);
+std::unique_ptr<Executable> compileProgram(const ir::Graph& g,
+                                           std::optional<RankOf> rank = std::nullopt);
 
 Arrays runSource(const Step& s);
 Arrays runElementwise(const Step& s, llvm::ArrayRef<Array> operands);

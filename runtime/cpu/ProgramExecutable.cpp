@@ -6,7 +6,8 @@
 //  - a kernel step becomes a FusedKernel (codegen::Kernel interpreted over blocks);
 //    a group buildKernel cannot express runs node by node, and so do the data
 //    movement ops that are groups alone (transpose, slice, ...);
-//  - a library call runs through the BLAS/LAPACK kernels of Linalg.cpp.
+//  - a library call runs through the BLAS/LAPACK kernels of Linalg.cpp; an
+//    all_reduce meets the other ranks of a sharded run (runtime/core/Collective.h).
 // A run walks the steps over the plan's slots. Fused kernels write into their
 // slots, or over a dead input where the plan says so; library calls and lone ops
 // return their own arrays (LAPACK works in place on a copy), which the step binds
@@ -51,8 +52,8 @@ struct PreparedStep {
 
 class ProgramExecutable final : public Executable {
 public:
-  explicit ProgramExecutable(const ir::Graph& g)
-      : Executable(Signature::of(g)), graph_(passes::copyLive(g)),
+  ProgramExecutable(const ir::Graph& g, std::optional<RankOf> rank)
+      : Executable(Signature::of(g)), rank_(std::move(rank)), graph_(passes::copyLive(g)),
         program_(passes::lowerToProgram(*graph_)) {
     for (const ir::Node* c : program_.constants())
       constants_.push_back(runNode(Step::of(*c), {})[0]); // names what it cannot allocate
@@ -187,8 +188,10 @@ private:
         return p;
       }
     }
-    for (const ir::Node* n : s.nodes)
+    for (const ir::Node* n : s.nodes) {
       p.nodes.push_back(Step::of(*n));
+      p.nodes.back().rank = rank_ ? &*rank_ : nullptr;
+    }
     return p;
   }
 
@@ -282,6 +285,7 @@ private:
     return r.sharesBufferWith(a) || (p >= begin && p < begin + a.type().bytes());
   }
 
+  std::optional<RankOf> rank_; ///< the rank the steps run as, if sharded
   std::unique_ptr<ir::Graph> graph_;
   passes::Program program_;
   std::vector<Array> constants_;
@@ -295,8 +299,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Executable> compileProgram(const ir::Graph& g) {
-  return std::make_unique<ProgramExecutable>(g);
+std::unique_ptr<Executable> compileProgram(const ir::Graph& g, std::optional<RankOf> rank) {
+  return std::make_unique<ProgramExecutable>(g, std::move(rank));
 }
 
 } // namespace graphc::cpu

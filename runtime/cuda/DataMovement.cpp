@@ -93,6 +93,7 @@ bool movesOnDevice(const ir::Node& n) {
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     return false;
   }
   int64_t bytes = ir::dtypeSize(n.type().dtype);
@@ -169,6 +170,7 @@ void enqueueMove(const ir::Node& n, llvm::ArrayRef<const void*> inputs, void* ou
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     return;
   }
 }

@@ -135,6 +135,7 @@ inline double elementwiseReference(ir::Op op, ir::DType result, const std::vecto
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     break;
   }
   throw Error(fmt::format("elementwiseReference: {} is not elementwise", ir::opName(op).str()));

@@ -15,7 +15,10 @@
 #include "passes/LowerLinalg.h"
 #include "passes/MatmulChains.h"
 #include "passes/MemoryPlan.h"
+#include "passes/Shard.h"
 #include "passes/Structure.h"
+
+#include <fmt/format.h>
 
 namespace graphc::golden {
 
@@ -83,6 +86,30 @@ GRAPHC_GOLDEN_SUITE(autodiff, [](ir::Module& m) {
     g = passes::runPipeline(*passes::derivative(*g, mode, wrt), passes::defaultPipeline());
   }
   return ir::printModule(m);
+});
+
+/// Each graph as rank 0 of 4 runs it (passes/Shard.h), then the axes its outputs are
+/// split along. A parameter named `..._split<k>` is split along axis k; every rank
+/// gets the others whole.
+GRAPHC_GOLDEN_SUITE(shard, [](ir::Module& m) {
+  std::string out;
+  for (const auto& g : m.graphs) {
+    std::vector<int> axes;
+    for (const ir::Node* p : g->params()) {
+      llvm::StringRef name = p->attrs().getStr("name");
+      size_t at = name.rfind("_split");
+      int axis = passes::kReplicated;
+      if (at != llvm::StringRef::npos && name.substr(at + 6).getAsInteger(10, axis))
+        axis = passes::kReplicated;
+      axes.push_back(axis);
+    }
+    passes::ShardedGraph s = passes::shardGraph(*g, axes, 4, 0);
+    out += ir::printGraph(*s.graph) + "// output axes:";
+    for (int a : s.outputAxes)
+      out += a == passes::kReplicated ? " replicated" : fmt::format(" {}", a);
+    out += "\n";
+  }
+  return out;
 });
 
 } // namespace graphc::golden

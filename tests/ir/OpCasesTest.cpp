@@ -38,6 +38,8 @@ OpKind kindByCases(Op op) {
     return OpKind::Linalg;
   GRAPHC_ASSUME_CASES:
     return OpKind::Assume;
+  GRAPHC_COLLECTIVE_CASES:
+    return OpKind::Collective;
   }
   unknownOp();
 }
@@ -56,6 +58,7 @@ bool elementwiseByCases(Op op) {
   GRAPHC_REDUCE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     return false;
   }
   unknownOp();

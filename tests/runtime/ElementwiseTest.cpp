@@ -133,6 +133,7 @@ TEST(Elementwise, IntegerUnaryOps) {
         GRAPHC_REDUCE_CASES:
         GRAPHC_LINALG_CASES:
         GRAPHC_ASSUME_CASES:
+        GRAPHC_COLLECTIVE_CASES:
           want.push_back(i > 0 ? i : 0);
           break;
         }

@@ -70,6 +70,7 @@ double reference(Op op, const std::vector<double>& g) {
   GRAPHC_SHAPE_CASES:
   GRAPHC_LINALG_CASES:
   GRAPHC_ASSUME_CASES:
+  GRAPHC_COLLECTIVE_CASES:
     return acc;
   }
   ir::unknownOp();

@@ -317,6 +317,7 @@ void GraphBuilder::addElementwise(Op op, OpKind kind) {
   case OpKind::Reduce:
   case OpKind::Linalg:
   case OpKind::Assume:
+  case OpKind::Collective:
     break;
   }
   throw Error(fmt::format("random graphs: no rule for elementwise op {}", opName(op).str()));
@@ -540,6 +541,12 @@ void GraphBuilder::addOp(Op op) {
     return addLinalg(op);
   if (kind == OpKind::Assume) {
     create(op, {matrix(true, /*numericOk=*/true)});
+    return;
+  }
+  if (kind == OpKind::Collective) { // one rank: the identity; the sum, which has a derivative
+    Value x = pickOr([](const TensorType& t) { return isNumeric(t.dtype); },
+                     [&] { return randomType(0, /*numeric=*/true); });
+    create(op, {x});
     return;
   }
   throw Error(fmt::format("random graphs: no rule for op {}", opName(op).str()));

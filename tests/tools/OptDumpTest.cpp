@@ -469,3 +469,46 @@ TEST(GraphcOpt, DeriveErrorsNameTheInput) {
   EXPECT_EQ(notScalar.exitCode, 1) << notScalar.describe();
   EXPECT_THAT(notScalar.err, HasSubstr("output 0 is f64[6,6], not a floating-point scalar"));
 }
+
+TEST(GraphcShard, OptPrintsARanksProgramAndDumpItsAllReduceSteps) {
+  // Ridge regression with its rows split: X'X and X'y are sums over the ranks.
+  const std::string ridge = "graph @ridge(%x: f64[40,3], %y: f64[40,1]) {\n"
+                            "  %g = syrk %x {transpose}\n  %xy = matmul %x, %y {transpose_a}\n"
+                            "  %i = eye : f64[3,3]\n  %s = add %g, %i\n"
+                            "  %w = solve %s, %xy\n  return %w\n}\n";
+  ToolResult r = runQuiet({"opt", "--ranks=3", "--split=0,0", "--rank=2", "-"}, ridge);
+  ASSERT_EQ(r.exitCode, 0) << r.describe();
+  // 40 rows over 3 ranks: 14, 13 and 13.
+  EXPECT_THAT(r.out, StartsWith("graph @ridge(%x: f64[13,3], %y: f64[13,1]) {"));
+  EXPECT_EQ(linesStartingWith(r.out, "  %").size() > 0, true);
+  std::regex allReduce(" = all_reduce %[0-9a-z_]+ \\{reduction=\"sum\"\\} : f64\\[3,");
+  EXPECT_EQ(std::distance(std::sregex_iterator(r.out.begin(), r.out.end(), allReduce),
+                          std::sregex_iterator()),
+            2)
+      << r.out;
+  EXPECT_EQ(reparsed(r.out), r.out);
+  // One rank's program runs alone: its all_reduce over one rank is the identity.
+  ToolResult run = runQuiet({"run", "-", "--random-inputs"}, r.out);
+  EXPECT_EQ(run.exitCode, 0) << run.describe();
+  ToolResult lowered = runQuiet({"dump", "--lowered", "--ranks=3", "--split=0,0", "-"}, ridge);
+  ASSERT_EQ(lowered.exitCode, 0) << lowered.describe();
+  EXPECT_THAT(lowered.out, HasSubstr(": all_reduce {reduction=\"sum\"} ("));
+}
+
+TEST(GraphcShard, BadRanksAndSplitsAreErrors) {
+  ToolResult noRanks = runQuiet({"opt", "--split=0,0,0", kEnkf});
+  EXPECT_EQ(noRanks.exitCode, 2) << noRanks.describe();
+  EXPECT_THAT(noRanks.err, HasSubstr("--split and --rank need --ranks"));
+  ToolResult rank = runQuiet({"opt", "--ranks=2", "--rank=2", "--split=0,0,0", kEnkf});
+  EXPECT_EQ(rank.exitCode, 2) << rank.describe();
+  EXPECT_THAT(rank.err, HasSubstr("--rank 2 of --ranks 2"));
+  ToolResult count = runQuiet({"opt", "--ranks=2", "--split=0", kEnkf});
+  EXPECT_EQ(count.exitCode, 1) << count.describe();
+  EXPECT_THAT(count.err, HasSubstr("@enkf: 1 split axes given for 3 parameters"));
+  // X X' with X's rows split needs every rank's rows.
+  ToolResult outer = runQuiet({"opt", "--ranks=2", "--split=0", "-"},
+                              "graph @g(%x: f64[8,3]) {\n  %s = syrk %x\n  return %s\n}\n");
+  EXPECT_EQ(outer.exitCode, 1) << outer.describe();
+  EXPECT_THAT(outer.err, HasSubstr("<stdin>:2:8: error: cannot shard syrk: its operand is split "
+                                   "along the kept axis 0"));
+}

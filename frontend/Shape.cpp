@@ -140,4 +140,8 @@ Tensor reduce(ir::Op op, const Tensor& x, const Axes& axes, bool keepdims, SrcLo
 GRAPHC_FRONTEND_REDUCE_OPS(GRAPHC_DEFINE_REDUCE)
 #undef GRAPHC_DEFINE_REDUCE
 
+Tensor all_reduce(const Tensor& x, const std::string& reduction, SrcLoc loc) {
+  return detail::emit1(ir::Op::AllReduce, {x}, ir::Attrs{{"reduction", reduction}}, loc);
+}
+
 } // namespace graphc

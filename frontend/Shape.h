@@ -86,4 +86,10 @@ Tensor reduce(ir::Op op, const Tensor& x, const Axes& axes = {}, bool keepdims =
 GRAPHC_FRONTEND_REDUCE_OPS(GRAPHC_DECLARE_REDUCE)
 #undef GRAPHC_DECLARE_REDUCE
 
+/// The reduction of `x` over the ranks of a sharded run: "sum", "max" or "min"
+/// (docs/sharding.md). For a program written per rank (compiled with
+/// Backend::compileRank); in a program of one rank it is `x`.
+Tensor all_reduce(const Tensor& x, const std::string& reduction = "sum",
+                  SrcLoc loc = SrcLoc::current());
+
 } // namespace graphc

@@ -51,13 +51,6 @@ std::vector<int64_t> shifted(llvm::ArrayRef<int64_t> axes) {
   return out;
 }
 
-ValueList resultsOf(Node* n) {
-  ValueList out;
-  for (unsigned i = 0; i < n->numResults(); ++i)
-    out.push_back(n->result(i));
-  return out;
-}
-
 [[noreturn]] void noRule(const Node& n) {
   throw Error(fmt::format("cannot batch {}: no batching rule for this op", n.info().name.str()),
               n.loc());

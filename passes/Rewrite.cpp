@@ -20,12 +20,15 @@ ValueList Rewriter::mapOperands(const Node& n) const {
   return out;
 }
 
-ValueList copyNode(ir::Graph& into, const Node& n, llvm::ArrayRef<Value> operands) {
-  Node* m = into.create(n.op(), operands, n.attrs(), n.types(), n.loc(), n.name());
+ValueList resultsOf(Node* n) {
   ValueList out;
-  for (unsigned i = 0; i < m->numResults(); ++i)
-    out.push_back(m->result(i));
+  for (unsigned i = 0; i < n->numResults(); ++i)
+    out.push_back(n->result(i));
   return out;
+}
+
+ValueList copyNode(ir::Graph& into, const Node& n, llvm::ArrayRef<Value> operands) {
+  return resultsOf(into.create(n.op(), operands, n.attrs(), n.types(), n.loc(), n.name()));
 }
 
 ValueList Rewriter::copy(const Node& n) {

@@ -60,6 +60,8 @@ std::unique_ptr<ir::Graph> rewrite(const ir::Graph& g, const RewriteRule& rule);
 /// A copy of `g` with its live nodes only: what an executable keeps of a graph.
 std::unique_ptr<ir::Graph> copyLive(const ir::Graph& g);
 
+/// The results of `n`, in order.
+ValueList resultsOf(ir::Node* n);
 /// A copy of `n` in `into` over `operands` (values of `into`), keeping its attributes,
 /// types, location and name; its results.
 ValueList copyNode(ir::Graph& into, const ir::Node& n, llvm::ArrayRef<ir::Value> operands);

@@ -36,13 +36,6 @@ struct Mapped {
   int axis = kReplicated;
 };
 
-ValueList resultsOf(Node* n) {
-  ValueList out;
-  for (unsigned i = 0; i < n->numResults(); ++i)
-    out.push_back(n->result(i));
-  return out;
-}
-
 class Sharder {
 public:
   Sharder(const ir::Graph& source, ir::Graph& target, int ranks, int rank)

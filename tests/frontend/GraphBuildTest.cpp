@@ -172,6 +172,7 @@ std::set<ir::Op> opsOfEveryFunction() {
     outs.insert(outs.end(), {p, l, u, q, r, det(x), logdet(x), trace(x)});
     outs.push_back(syrk(x, true) + assume_spd(m) + assume_symmetric(m) + assume_lower(m) +
                    assume_upper(m) + assume_diagonal(m));
+    outs.push_back(all_reduce(x) + all_reduce(x, "max"));
     outs.push_back(eye(4) + full({4, 4}, 2.0) + cast(iota({4, 4}, -1), DType::F64) +
                    constant(std::vector<double>(16, 1.0), {4, 4}));
     return outs;

@@ -59,7 +59,7 @@ graph @enkf(%x: f64[{0},{1}], %y: f64[{0},{1}], %obs: f64[{0},1]) {{
 
 /// Runs `text` whole on the reference backend and as 1 to 5 ranks on `backend`,
 /// parameter i split along axes[i], on random inputs; expects the same outputs.
-void expectShardsAgree(const std::string& text, std::vector<int> axes, double tolerance,
+void expectShardsAgree(const std::string& text, const std::vector<int>& axes, double tolerance,
                        const char* backend = "cpu") {
   std::unique_ptr<ir::Graph> g = ir::parseGraph(text);
   std::vector<Array> in = testing::randomInputs(*g, 11);
@@ -220,7 +220,7 @@ graph @assumed(%y: f64[30,4], %b: f64[4,1]) {
 }
 
 /// The message of compiling `text` sharded as `axes` over 4 ranks.
-std::string shardError(const std::string& text, std::vector<int> axes) {
+std::string shardError(const std::string& text, const std::vector<int>& axes) {
   std::unique_ptr<ir::Graph> g = ir::parseGraph(text);
   try {
     compile(*g, getBackend("cpu"), {.passes = "none", .ranks = 4, .splitAxes = axes});

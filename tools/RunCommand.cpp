@@ -10,8 +10,13 @@
 // sum of absolute values), as text or --json (tools/RunReport.h). The options are
 // checked before the input is read: the backend must run here, the output
 // directory must be made, and each --input must name a parameter.
+// --ranks N runs the graph as N ranks (docs/sharding.md) with the parameters split
+// along --split's axes: in this process (host threads), or with --connect ADDR as
+// rank --rank of N processes that meet at ADDR, each reading the whole inputs and
+// running on its share, writing and reporting its own share of each output.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Shard.h"
 #include "runtime/Backends.h"
 #include "tools/ArgParser.h"
 #include "tools/Commands.h"
@@ -22,6 +27,7 @@
 #include "runtime/core/Backend.h"
 #include "runtime/core/Compile.h"
 #include "runtime/core/Npy.h"
+#include "runtime/core/Sharded.h"
 
 #include <algorithm>
 #include <chrono>
@@ -131,6 +137,71 @@ std::pair<double, double> checksums(const Array& a) {
   return {sum, abs};
 }
 
+/// The --ranks, --split, --rank and --connect options of a sharded run.
+struct ShardFlags {
+  std::string ranks, split, rank, connect;
+
+  void declare(ArgParser& parser) {
+    parser.option("ranks", "N",
+                  "run the graph as N ranks, each on its share of the parameters --split "
+                  "splits (host threads, or processes with --connect)",
+                  &ranks);
+    parser.option("split", "A,B,...",
+                  "with --ranks: per parameter, the axis split over the ranks, or -1 for one "
+                  "every rank holds whole (default with --batch: the batch axis)",
+                  &split);
+    parser.option("connect", "ADDR",
+                  "with --ranks: run as one rank of N processes meeting at HOST:PORT or "
+                  "unix:PATH (rank 0 listens there)",
+                  &connect);
+    parser.option("rank", "R", "with --connect: this process's rank (default 0)", &rank);
+  }
+
+  /// `text` as a number of at least `least`.
+  static int number(const std::string& text, const char* what, int least) {
+    int n = 0;
+    if (llvm::StringRef(text).trim().getAsInteger(10, n) || n < least)
+      throw UsageError(fmt::format("{} '{}' is not a number of at least {}", what, text, least));
+    return n;
+  }
+
+  /// The compile options of the run (none without --ranks); throws UsageError for
+  /// a flag without the one it needs or a bad number.
+  CompileOptions options(const std::string& passes, bool batched) const {
+    if (ranks.empty()) {
+      if (!split.empty() || !rank.empty() || !connect.empty())
+        throw UsageError("--split, --rank and --connect need --ranks");
+      return {passes};
+    }
+    if (!rank.empty() && connect.empty())
+      throw UsageError("--rank needs --connect: without it every rank runs in this process");
+    CompileOptions o{passes};
+    o.ranks = number(ranks, "--ranks", 1);
+    llvm::SmallVector<llvm::StringRef, 8> parts;
+    llvm::StringRef(split).split(parts, ',', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef p : parts)
+      o.splitAxes.push_back(number(p.str(), "--split", -1));
+    if (o.splitAxes.empty() && !batched)
+      throw UsageError("--ranks needs --split (or --batch, which splits the batch axis)");
+    return o;
+  }
+
+  /// The rank of --rank, below `ranks`.
+  int rankOf(int ranks) const {
+    int r = rank.empty() ? 0 : number(rank, "--rank", 0);
+    if (r >= ranks)
+      throw UsageError(fmt::format("--rank {} of --ranks {}", r, ranks));
+    return r;
+  }
+};
+
+/// "axis 0: [14, 27) of 40": rank `rank`'s share of output type `whole`.
+std::string shareText(const ir::TensorType& whole, int axis, int ranks, int rank) {
+  passes::Share s = passes::Share::of(whole.shape[axis], ranks, rank);
+  return fmt::format("axis {}: [{}, {}) of {}", axis, s.offset, s.offset + s.extent,
+                     whole.shape[axis]);
+}
+
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
@@ -169,6 +240,8 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
                 "of size N",
                 &batchText);
   parser.flag("json", "print the times and checksums as one JSON object", &json);
+  ShardFlags shard;
+  shard.declare(parser);
   parser.option("passes", "A,B,...",
                 fmt::format("the passes to run, in order, or 'none' (default: {})",
                             pipelineSpelling(passes::defaultPipeline())),
@@ -190,6 +263,8 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
 
   if (!passesText.empty())
     parsePassList(passesText); // a bad pass name is a usage error
+  CompileOptions options = shard.options(passesText, !batchText.empty());
+  int rank = shard.connect.empty() ? 0 : shard.rankOf(options.ranks);
 
   // What the options name outside the input, before it is read.
   Backend& backend = getBackend(backendName);
@@ -231,8 +306,24 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
   report.inputs = inputs.size();
   report.randomInputs = numRandom;
   report.seed = seed;
+  if (options.ranks > 0 && options.splitAxes.empty()) // --batch: every batch axis
+    options.splitAxes.assign(g->params().size(), 0);
   auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<Executable> exe = compile(*g, backend, {passesText});
+  std::unique_ptr<Executable> exe;
+  std::vector<int> outputAxes; // a rank's own outputs: how they lie
+  if (shard.connect.empty()) {
+    exe = compile(*g, backend, options);
+    if (options.ranks > 0)
+      report.ranks = fmt::format("{} ranks in this process", options.ranks);
+  } else {
+    RankOf me{socketCommunicator(shard.connect, options.ranks, rank), rank};
+    RankProgram p = compileRank(*g, backend, options, me);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      inputs[i] = shareOf(inputs[i], p.paramAxes[i], options.ranks, rank).contiguous();
+    exe = std::move(p.exe);
+    outputAxes = std::move(p.outputAxes);
+    report.ranks = fmt::format("rank {} of {} at {}", rank, options.ranks, shard.connect);
+  }
   report.compileMs = msSince(start);
 
   // The upload, the runs on arrays in the backend's memory and the download, apart.
@@ -261,7 +352,11 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto [sum, abs] = checksums(outputs[i]);
-    RunReport::Output o{outputs[i].type().str(), sum, abs, ""};
+    RunReport::Output o{outputs[i].type().str(), sum, abs, "", ""};
+    if (!outputAxes.empty())
+      o.share = outputAxes[i] == passes::kReplicated
+                    ? "replicated"
+                    : shareText(g->outputs()[i].type(), outputAxes[i], options.ranks, rank);
     if (!outputDir.empty()) {
       o.file = fmt::format("{}/{}_out{}.npy", outputDir, g->name(), i);
       writeNpy(o.file, outputs[i]);

@@ -10,7 +10,8 @@
 //    "download_ms": 0.001, "outputs": [{"type": "f64[6,6]", "sum": -0.41,
 //    "abs_sum": 13.1, "file": "out/enkf_out0.npy"}]}
 //
-// Non-finite checksums are JSON null.
+// A sharded run adds "ranks" and, per output of a rank's own, its "share". Non-finite
+// checksums are JSON null; absent strings too.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -25,11 +26,13 @@ struct RunReport {
   struct Output {
     std::string type; ///< "f64[6,6]"
     double sum = 0, abs = 0;
-    std::string file; ///< where it was written, or ""
+    std::string file;  ///< where it was written, or ""
+    std::string share; ///< a rank's share, "axis 0: [14, 27) of 40", or ""
   };
   std::string graph, backend;
   std::string autoReason; ///< why auto chose the backend; "" when it was named
   std::string passes;     ///< --passes, or "" for the default pipeline
+  std::string ranks;      ///< "4 ranks" or "rank 1 of 2 at unix:PATH"; "" unsharded
   size_t inputs = 0, randomInputs = 0;
   uint64_t seed = 0;
   double compileMs = 0, uploadMs = 0, downloadMs = 0;

@@ -51,6 +51,21 @@ template <typename T> void combine(T* a, const T* b, int64_t n, Reduction r) {
   }
 }
 
+} // namespace
+
+void reduceInto(const Array& into, const Array& x, Reduction reduction) {
+  if (into.type() != x.type() || !into.isContiguous() || !x.isContiguous())
+    throw Error(
+        fmt::format("internal error: all_reduce of {} into {}", x.type().str(), into.type().str()));
+  visitDType(into.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>)
+      combine(into.data<T>(), x.data<T>(), into.numel(), reduction);
+  });
+}
+
+namespace {
+
 class HostCommunicator final : public Communicator {
 public:
   explicit HostCommunicator(int ranks) : values_(ranks), results_(ranks) {}
@@ -110,12 +125,8 @@ private:
                                 first.type().str(), values_[r]->type().str(), r));
       }
     Array sum = first.clone();
-    visitDType(sum.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (!std::is_same_v<T, bool>)
-        for (size_t r = 1; r < values_.size(); ++r)
-          combine(sum.data<T>(), values_[r]->template data<T>(), sum.numel(), reduction);
-    });
+    for (size_t r = 1; r < values_.size(); ++r)
+      reduceInto(sum, *values_[r], reduction);
     results_[0] = sum;
     for (size_t r = 1; r < results_.size(); ++r)
       results_[r] = sum.clone();

@@ -53,6 +53,21 @@ public:
 /// `ranks` ranks that are threads of this process, meeting in host memory.
 std::shared_ptr<Communicator> hostCommunicator(int ranks);
 
+/// Rank `rank` of `ranks` processes (one rank each, on one host or several) meeting
+/// over a stream socket at `address`: "HOST:PORT" (TCP) or "unix:PATH" (a Unix
+/// socket). Rank 0 listens there and combines the ranks' values; the others connect
+/// to it, retrying until `timeoutSeconds` pass. Blocks until every rank has joined.
+/// Takes host arrays. A process that fails calls abort(), and one that dies closes
+/// its socket: either way the others' all-reduces throw AbortedError, and the group
+/// is done (reset() throws): the processes connect again. Throws graphc::Error when
+/// the address is malformed or the group does not form in time.
+std::shared_ptr<Communicator> socketCommunicator(const std::string& address, int ranks, int rank,
+                                                 int timeoutSeconds = 60);
+
+/// into = into op x, elementwise (one type, dense host arrays); NaN wins a max or
+/// min. How every communicator combines two ranks' values.
+void reduceInto(const Array& into, const Array& x, Reduction reduction);
+
 /// Where one rank's program meets the others.
 struct RankOf {
   std::shared_ptr<Communicator> comm;

@@ -57,21 +57,43 @@ std::vector<int> splitAxesOf(const ir::Graph& input, const CompileOptions& optio
   return axes;
 }
 
+/// Rank `rank.rank`'s program of `optimized` (the optimized graph of `input`) over
+/// options.ranks ranks, compiled on `backend`.
+RankProgram shardAndCompile(const ir::Graph& input, const ir::Graph& optimized, Backend& backend,
+                            const CompileOptions& options, const RankOf& rank) {
+  std::vector<int> axes = splitAxesOf(input, options);
+  passes::ShardedGraph s = passes::shardGraph(optimized, axes, options.ranks, rank.rank);
+  return {backend.compileRank(*s.graph, rank), std::move(axes), std::move(s.outputAxes)};
+}
+
 /// The optimized graph `optimized` of `input` as options.ranks ranks on `backend`.
 std::unique_ptr<Executable> compileSharded(const ir::Graph& input, const ir::Graph& optimized,
                                            Backend& backend, const CompileOptions& options) {
-  std::vector<int> axes = splitAxesOf(input, options);
   std::shared_ptr<Communicator> comm = backend.communicator(options.ranks);
   std::vector<std::unique_ptr<Executable>> ranks;
-  std::vector<int> outputAxes;
+  RankProgram p;
   for (int r = 0; r < options.ranks; ++r) {
-    passes::ShardedGraph s = passes::shardGraph(optimized, axes, options.ranks, r);
-    outputAxes = std::move(s.outputAxes);
-    ranks.push_back(backend.compileRank(*s.graph, RankOf{comm, r}));
+    p = shardAndCompile(input, optimized, backend, options, RankOf{comm, r});
+    ranks.push_back(std::move(p.exe));
   }
-  return std::make_unique<ShardedExecutable>(Signature::of(input), std::move(axes),
-                                             std::move(outputAxes), std::move(comm),
+  return std::make_unique<ShardedExecutable>(Signature::of(input), std::move(p.paramAxes),
+                                             std::move(p.outputAxes), std::move(comm),
                                              std::move(ranks));
+}
+
+/// `g` batched as `options` says, or null.
+std::unique_ptr<ir::Graph> batchedGraph(const ir::Graph& g, const CompileOptions& options) {
+  if (options.batch == 0 && !options.batchedParams.empty())
+    throw Error(fmt::format("@{}: batchedParams given without a batch size", g.name()));
+  if (options.ranks < 0)
+    throw Error(fmt::format("@{}: {} ranks", g.name(), options.ranks));
+  if (options.ranks == 0 && !options.splitAxes.empty())
+    throw Error(fmt::format("@{}: split axes given without ranks", g.name()));
+  if (options.batch == 0)
+    return nullptr;
+  // ArrayRef cannot view a std::vector<bool>.
+  llvm::SmallVector<bool, 8> flags(options.batchedParams.begin(), options.batchedParams.end());
+  return passes::batchGraph(g, options.batch, flags);
 }
 
 /// A Cholesky that solve lowering chose, which falls back to LU when it fails.
@@ -253,19 +275,8 @@ std::optional<Executable::RunFailure> OptimizedExecutable::finishRuns() {
 
 std::unique_ptr<OptimizedExecutable> compile(const ir::Graph& g, Backend& backend,
                                              const CompileOptions& options) {
-  if (options.batch == 0 && !options.batchedParams.empty())
-    throw Error(fmt::format("@{}: batchedParams given without a batch size", g.name()));
-  std::unique_ptr<ir::Graph> batched;
-  if (options.batch != 0) {
-    // ArrayRef cannot view a std::vector<bool>.
-    llvm::SmallVector<bool, 8> flags(options.batchedParams.begin(), options.batchedParams.end());
-    batched = passes::batchGraph(g, options.batch, flags);
-  }
+  std::unique_ptr<ir::Graph> batched = batchedGraph(g, options);
   const ir::Graph& input = batched ? *batched : g;
-  if (options.ranks < 0)
-    throw Error(fmt::format("@{}: {} ranks", g.name(), options.ranks));
-  if (options.ranks == 0 && !options.splitAxes.empty())
-    throw Error(fmt::format("@{}: split axes given without ranks", g.name()));
   std::unique_ptr<ir::Graph> optimized = optimize(input, options.passes);
   if (options.ranks > 0) // a failing chosen Cholesky redoes the whole run, unsharded
     return std::make_unique<OptimizedExecutable>(
@@ -281,6 +292,16 @@ std::unique_ptr<OptimizedExecutable> compile(const ir::Graph& g, Backend& backen
   if (!items.applies(*optimized))
     items = {};
   return std::make_unique<OptimizedExecutable>(input, backend.compile(*optimized), backend, items);
+}
+
+RankProgram compileRank(const ir::Graph& g, Backend& backend, const CompileOptions& options,
+                        const RankOf& rank) {
+  if (options.ranks < 1 || !rank.comm || rank.comm->size() != options.ranks)
+    throw Error(fmt::format("@{}: rank {} of {} ranks, over a communicator of {}", g.name(),
+                            rank.rank, options.ranks, rank.comm ? rank.comm->size() : 0));
+  std::unique_ptr<ir::Graph> batched = batchedGraph(g, options);
+  const ir::Graph& input = batched ? *batched : g;
+  return shardAndCompile(input, *optimize(input, options.passes), backend, options, rank);
 }
 
 } // namespace graphc

@@ -127,6 +127,25 @@ private:
   std::vector<Queued> queued_; ///< the arrays of the runs enqueued since the last finish
 };
 
+/// One rank's program of a sharded run (compileRank).
+struct RankProgram {
+  std::unique_ptr<Executable> exe; ///< runs on the rank's shares, meeting the other ranks
+  std::vector<int> paramAxes;      ///< per parameter: the axis split over the ranks, or -1
+  std::vector<int> outputAxes;     ///< per output: the axis it is split along, or -1
+};
+
+/// `g` optimized as compile() optimizes it, then the program of rank `rank.rank` of
+/// options.ranks (passes/Shard.h, split as options.splitAxes says) compiled with
+/// backend.compileRank over `rank.comm`: for a process that runs one rank alone, one
+/// process per rank on one host or several (a socketCommunicator, docs/sharding.md).
+/// Its inputs are the rank's shares of the split parameters (passes::Share) and the
+/// others whole; its outputs are the rank's shares and the replicated values. It has
+/// no LU fallback: a chosen Cholesky that fails throws FallbackError on every rank
+/// that factors it. Throws graphc::Error as compile() does, and when the
+/// communicator does not have options.ranks ranks.
+RankProgram compileRank(const ir::Graph& g, Backend& backend, const CompileOptions& options,
+                        const RankOf& rank);
+
 /// Optimizes `g` (batched first when `options.batch` > 0) and compiles it on
 /// `backend`. Throws graphc::Error for an unknown pass, a bad batch size or
 /// batchedParams, or a graph the backend cannot run.

@@ -14,6 +14,15 @@ namespace graphc {
 using passes::kReplicated;
 using passes::Share;
 
+Array shareOf(const Array& a, int axis, int ranks, int rank) {
+  if (axis == kReplicated)
+    return a;
+  Share share = Share::of(a.shape()[axis], ranks, rank);
+  ir::Shape shape(a.shape().begin(), a.shape().end());
+  shape[axis] = share.extent;
+  return a.view(shape, a.strides(), share.offset * a.strides()[axis]);
+}
+
 ShardedExecutable::ShardedExecutable(Signature sig, std::vector<int> paramAxes,
                                      std::vector<int> outputAxes,
                                      std::shared_ptr<Communicator> comm,
@@ -27,18 +36,8 @@ ShardedExecutable::ShardedExecutable(Signature sig, std::vector<int> paramAxes,
 
 std::vector<Array> ShardedExecutable::inputsOf(llvm::ArrayRef<Array> inputs, int rank) const {
   std::vector<Array> out;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Array& a = inputs[i];
-    int axis = paramAxes_[i];
-    if (axis == kReplicated) {
-      out.push_back(a);
-      continue;
-    }
-    Share share = Share::of(a.shape()[axis], ranks(), rank);
-    ir::Shape shape(a.shape().begin(), a.shape().end());
-    shape[axis] = share.extent;
-    out.push_back(a.view(shape, a.strides(), share.offset * a.strides()[axis]));
-  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    out.push_back(shareOf(inputs[i], paramAxes_[i], ranks(), rank));
   return out;
 }
 

@@ -25,6 +25,10 @@
 
 namespace graphc {
 
+/// Rank `rank`'s share of `a` along `axis` over `ranks` ranks (a view: rows
+/// passes::Share::of(...) of that axis), or `a` itself for passes::kReplicated.
+Array shareOf(const Array& a, int axis, int ranks, int rank);
+
 /// A graph run as several ranks, each on its share of the inputs.
 class ShardedExecutable final : public Executable {
 public:

@@ -3,8 +3,10 @@
 // all_reduce on one rank (a program compiled without ranks) is its operand; on
 // several, each rank's program compiled by compileRank() over one host
 // communicator returns the sum, max or min of the ranks' operands, checked against
-// loops over them in f64, the same bits on every rank. Then the communicator alone:
-// its rounds, and an abort that wakes the ranks waiting for a failed one.
+// loops over them in f64, the same bits on every rank. Then the communicators
+// alone: the host one's rounds and an abort that wakes the ranks waiting for a
+// failed one; the socket one (each rank with a communicator of its own, as
+// processes have, over a Unix socket) the same, and a rank that leaves.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/core/Collective.h"
@@ -16,8 +18,12 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <cmath>
+#include <filesystem>
 #include <thread>
+#include <unistd.h>
 
 namespace graphc::testing {
 namespace {
@@ -126,6 +132,101 @@ TEST(Collective, AnAbortWakesTheRanksWaitingForTheFailedOne) {
   for (std::thread& t : threads)
     t.join();
   EXPECT_EQ(got[2].data<double>()[0], 4.5);
+}
+
+/// A Unix socket path of this test process's own.
+std::string socketPath(const char* name) {
+  return (std::filesystem::temp_directory_path() /
+          fmt::format("graphc-{}-{}.sock", name, static_cast<long>(getpid())))
+      .string();
+}
+
+/// Runs `f(rank, comm)` for `ranks` ranks, each on a thread with a socket
+/// communicator of its own at `address`.
+void onSocketRanks(int ranks, const std::string& address,
+                   const std::function<void(int, Communicator&)>& f) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      std::shared_ptr<Communicator> comm = socketCommunicator(address, ranks, r, 20);
+      f(r, *comm);
+    });
+  for (std::thread& t : threads)
+    t.join();
+}
+
+TEST(Collective, SocketRanksReduceInRankOrder) {
+  constexpr int kRanks = 3;
+  std::vector<Array> in, sums(kRanks), mins(kRanks);
+  for (int r = 0; r < kRanks; ++r)
+    in.push_back(randn(DType::F64, {4, 5}, 60 + r));
+  onSocketRanks(kRanks, "unix:" + socketPath("reduce"), [&](int r, Communicator& comm) {
+    sums[r] = comm.allReduce(r, in[r], Reduction::Sum);
+    mins[r] = comm.allReduce(r, in[r], Reduction::Min);
+  });
+  std::vector<double> sum = doubles(in[0]), min = doubles(in[0]);
+  for (int r = 1; r < kRanks; ++r)
+    for (size_t i = 0; i < sum.size(); ++i) {
+      sum[i] += doubles(in[r])[i];
+      min[i] = std::min(min[i], doubles(in[r])[i]);
+    }
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(doubles(sums[r]), doubles(sums[0])) << r; // the same bits everywhere
+    expectClose(doubles(sums[r]), sum, 1e-14, fmt::format("sum on rank {}", r));
+    EXPECT_EQ(doubles(mins[r]), min) << r;
+  }
+}
+
+TEST(Collective, SocketRanksThrowWhenOneFailsOrLeaves) {
+  std::vector<std::string> errors(3);
+  // Rank 2 fails before its all-reduce: the others, waiting, throw.
+  onSocketRanks(3, "unix:" + socketPath("abort"), [&](int r, Communicator& comm) {
+    if (r == 2)
+      return comm.abort(2);
+    try {
+      comm.allReduce(r, Array::zeros(DType::F32, {3}), Reduction::Sum);
+    } catch (const AbortedError& e) {
+      errors[r] = e.message();
+    }
+  });
+  EXPECT_EQ(errors[0], "all_reduce: rank 2 of 3 failed");
+  EXPECT_EQ(errors[1], "all_reduce: rank 2 of 3 failed");
+  // Rank 1 leaves (its communicator goes) instead of joining the all-reduce.
+  errors.assign(2, "");
+  onSocketRanks(2, "unix:" + socketPath("leave"), [&](int r, Communicator& comm) {
+    if (r == 1)
+      return;
+    try {
+      comm.allReduce(r, Array::zeros(DType::F32, {3}), Reduction::Sum);
+    } catch (const AbortedError& e) {
+      errors[r] = e.message();
+    }
+  });
+  EXPECT_EQ(errors[0], "all_reduce: rank 1 of 2 failed");
+}
+
+TEST(Collective, SocketAddressesAndMeetingsThatFailAreErrors) {
+  auto message = [](const std::string& address, int ranks, int rank, int timeout) {
+    try {
+      socketCommunicator(address, ranks, rank, timeout);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("localhost", 2, 1, 1),
+            "communicator address 'localhost' is not HOST:PORT or unix:PATH");
+  EXPECT_EQ(message("localhost:99999", 2, 1, 1),
+            "communicator address 'localhost:99999' is not HOST:PORT or unix:PATH");
+  EXPECT_EQ(message("unix:" + socketPath("nobody"), 2, 1, 1),
+            fmt::format("communicator at unix:{}: the 2 ranks did not meet in time (rank 1 found "
+                        "no rank 0)",
+                        socketPath("nobody")));
+  EXPECT_EQ(message("unix:" + socketPath("alone"), 2, 0, 1),
+            fmt::format("communicator at unix:{}: the 2 ranks did not meet in time (1 of them "
+                        "joined)",
+                        socketPath("alone")));
+  EXPECT_EQ(message("unix:x", 2, 2, 1), "communicator: rank 2 of 2 ranks");
 }
 
 } // namespace

@@ -196,8 +196,9 @@ TEST(GraphcRun, TimesTheUploadTheRunsAndTheDownloadApartAndPrintsJson) {
   EXPECT_THAT(text.out, testing::ContainsRegex("\nupload: [0-9.]+ ms\ntime per run: [0-9.]+ ms "
                                                "\\(median of 3, on arrays in the backend's "
                                                "memory\\)\ndownload: [0-9.]+ ms\n"));
-  EXPECT_THAT(json.out, testing::StartsWith("{\"graph\": \"enkf\", \"backend\": \"cpu\", \"auto\": "
-                                            "null, \"passes\": null, \"ranks\": null, \"inputs\": 3, "));
+  EXPECT_THAT(json.out,
+              testing::StartsWith("{\"graph\": \"enkf\", \"backend\": \"cpu\", \"auto\": "
+                                  "null, \"passes\": null, \"ranks\": null, \"inputs\": 3, "));
   EXPECT_THAT(json.out,
               testing::ContainsRegex("\"upload_ms\": [0-9.e-]+, \"run_ms\": \\{\"median\": "
                                      "[0-9.e-]+, \"min\": [0-9.e-]+, \"runs\": 3\\}, "

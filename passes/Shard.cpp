@@ -182,8 +182,9 @@ Mapped Sharder::shard(const Node& n) {
   case ir::OpKind::Logical:
   case ir::OpKind::Select:
   case ir::OpKind::Cast:
-  case ir::OpKind::Assume: // the identity
     return elementwise(n);
+  case ir::OpKind::Assume: // a fact about whole matrices: split along a batch axis only
+    return linalg(n);
   case ir::OpKind::Reduce:
     return reduce(n, axis);
   case ir::OpKind::Linalg:

@@ -8,7 +8,7 @@
 // replicated (the same bits on every rank).
 //
 // Each value is followed as replicated or split along one axis:
-//   - elementwise ops, assume_* and casts keep their operands' split; a replicated
+//   - elementwise ops and casts keep their operands' split; a replicated
 //     operand meeting a split one is cut to the rank's share (a `full` or a
 //     broadcast along that axis is made at the share's shape instead);
 //   - broadcast_to, transpose, and reshape where the split axis survives whole
@@ -20,7 +20,8 @@
 //   - matmul and syrk contracting over the split axis multiply the shares, then
 //     all-reduce: with Y's rows split, Y'Y and Y'D are k x k and k x n sums over
 //     the state axis. A split kept axis goes to the result; the linear-algebra ops
-//     take a split batch axis (and a solve a split right-hand-side column axis).
+//     and assume_* take a split batch axis (and a solve a split right-hand-side
+//     column axis).
 // What would need another rank's share (an all-gather) is an error naming the op:
 // a product of two operands split along kept axes, a solve of a matrix whose
 // rows are split, an argmax over the split axis, a slice across it. Shard the

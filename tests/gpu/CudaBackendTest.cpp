@@ -7,7 +7,7 @@
 // device-resident inputs and outputs, data movement on the device, the
 // Cholesky-to-LU fallback on the GPU,
 // solver failures and running out of GPU memory; constants the compiler folds have
-// the bits the GPU computes unfolded.
+// the bits the GPU computes unfolded; one rank of a sharded program.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestUtil.h"
@@ -218,6 +218,35 @@ graph @spd(%x: {0}[16,{1},{2}], %b: {0}[16,{1},{3}]) {{
                                        dtype, n, 2 * n, cols);
         expectSameAsCpu(*ir::parseGraph(text), 11 + n + cols, "");
       }
+}
+
+TEST(CudaBackend, OneRankOfAShardedProgramMatchesTheCpuAndMoreAreRefused) {
+  GRAPHC_REQUIRE_GPU();
+  // Ridge regression with its rows split (docs/sharding.md): X'X and X'y are
+  // all_reduce steps, the identity over one rank (host steps on the GPU).
+  std::unique_ptr<ir::Graph> g = ir::parseGraph(R"(graph @ridge(%x: f64[41,3], %y: f64[41,1]) {
+  %g = syrk %x {transpose}
+  %xy = matmul %x, %y {transpose_a}
+  %i = eye : f64[3,3]
+  %s = add %g, %i
+  %w = solve %s, %xy
+  %r = matmul %x, %w
+  return %w, %r
+}
+)");
+  std::vector<Array> in = testing::randomInputs(*g, 4);
+  std::vector<Array> want = compile(*g, getBackend("cpu"))->run(in);
+  std::vector<Array> got =
+      compile(*g, getBackend("cuda"), {.ranks = 1, .splitAxes = {0, 0}})->run(in);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_LE(testing::relativeDifference(got[i], want[i]), 1e-10) << "output " << i;
+  try {
+    compile(*g, getBackend("cuda"), {.ranks = 2, .splitAxes = {0, 0}});
+    ADD_FAILURE() << "two ranks compiled on the GPU";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "the cuda backend runs no sharded programs (2 ranks asked for)");
+  }
 }
 
 TEST(CudaBackend, DataMovementRunsOnTheDevice) {

@@ -72,13 +72,14 @@ std::vector<Array> ShardedExecutable::execute(llvm::ArrayRef<Array> inputs) {
   comm_->reset();
   std::vector<std::vector<Array>> results(ranks());
   std::vector<std::exception_ptr> errors(ranks());
-  std::vector<bool> aborted(ranks(), false); // failed only because another rank did
+  std::vector<char> aborted(ranks(), 0); // failed only because another rank did (not a
+                                         // vector<bool>: the ranks write their own)
   auto runRank = [&](int r) {
     try {
       results[r] = ranks_[r]->run(inputsOf(inputs, r));
     } catch (const AbortedError&) {
       errors[r] = std::current_exception();
-      aborted[r] = true;
+      aborted[r] = 1;
     } catch (...) {
       errors[r] = std::current_exception();
       comm_->abort(r);

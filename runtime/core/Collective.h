@@ -39,6 +39,9 @@ public:
   virtual ~Communicator();
   /// How many ranks meet here.
   virtual int size() const = 0;
+  /// True when every rank is a thread of this process: they share its cores, so a
+  /// rank's library calls use one thread each (their ranks are the parallelism).
+  virtual bool inProcess() const = 0;
   /// Called by rank `rank` with its value `x` (the same type on every rank): returns,
   /// on each rank, a new array holding the reduction of every rank's `x`, combined in
   /// rank order. Waits for every rank. Throws AbortedError when the group was

@@ -159,6 +159,7 @@ public:
   }
 
   int size() const override { return ranks_; }
+  bool inProcess() const override { return false; }
 
   Array allReduce(int rank, const Array& x, Reduction reduction) override {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -72,6 +72,10 @@ Arrays runNodeOfKind(const Step& s, llvm::ArrayRef<Array> operands, const Array&
 
 } // namespace
 
+bool ranksShareThisProcess(const std::optional<RankOf>& rank) {
+  return rank && rank->comm && rank->comm->inProcess() && rank->comm->size() > 1;
+}
+
 Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands, const Array& into) {
   try {
     return runNodeOfKind(s, operands, into);
@@ -165,6 +169,9 @@ protected:
 
 private:
   std::vector<Array> runSteps(llvm::ArrayRef<Array> inputs, RunFailures& failures) const {
+    std::optional<SingleThreadedBlas> serial;
+    if (ranksShareThisProcess(rank_))
+      serial.emplace();
     std::vector<Arrays> values(steps_.size());
     for (unsigned i = 0; i < steps_.size(); ++i) {
       const Step& s = steps_[i];

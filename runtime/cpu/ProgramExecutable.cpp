@@ -163,6 +163,9 @@ private:
   /// Runs the steps on `inputs` over `run`'s slots (allocating any it lacks), going
   /// on after the failures `failures` notes.
   void runSteps(Run& run, llvm::ArrayRef<Array> inputs, RunFailures& failures) const {
+    std::optional<SingleThreadedBlas> serial;
+    if (ranksShareThisProcess(rank_))
+      serial.emplace();
     for (const Array& a : inputs) // kernels read dense arrays
       run.inputs.push_back(a.contiguous());
     run.slots.resize(program_.slots().size());

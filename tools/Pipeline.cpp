@@ -51,43 +51,13 @@ void PipelineFlags::declare(ArgParser& parser) {
                 "batch each graph N ways first: every parameter and output gets a leading "
                 "axis of size N",
                 &batch_);
-  parser.option("ranks", "N",
-                "after the passes, print the program one rank of N runs with the parameters "
-                "split as --split says (passes/Shard.h)",
-                &ranks_);
-  parser.option("split", "A,B,...",
-                "with --ranks: per parameter, the axis split over the ranks, or -1 for one "
-                "every rank holds whole",
-                &split_);
-  parser.option("rank", "R", "with --ranks: the rank whose program to print (default 0)", &rank_);
+  shard_.declare(parser, ShardFlags::Use::Print);
 }
-
-namespace {
-/// `text` as a number; `what` names the option in the error.
-int64_t number(llvm::StringRef text, const char* what) {
-  int64_t n = 0;
-  if (text.trim().getAsInteger(10, n))
-    throw UsageError(fmt::format("{} '{}' is not a number", what, text.str()));
-  return n;
-}
-} // namespace
 
 std::unique_ptr<ir::Graph> PipelineFlags::sharded(const ir::Graph& g) const {
-  if (ranks_.empty()) {
-    if (!split_.empty() || !rank_.empty())
-      throw UsageError("--split and --rank need --ranks");
+  if (!shard_.given())
     return nullptr;
-  }
-  int64_t ranks = number(ranks_, "--ranks"), rank = rank_.empty() ? 0 : number(rank_, "--rank");
-  if (ranks < 1 || ranks > 1 << 16 || rank < 0 || rank >= ranks)
-    throw UsageError(fmt::format("--rank {} of --ranks {}", rank, ranks));
-  llvm::SmallVector<llvm::StringRef, 8> parts;
-  llvm::StringRef(split_).split(parts, ',', -1, /*KeepEmpty=*/false);
-  std::vector<int> axes;
-  for (llvm::StringRef p : parts)
-    axes.push_back(static_cast<int>(std::clamp<int64_t>(number(p, "--split"), -1, 1 << 16)));
-  return std::move(
-      passes::shardGraph(g, axes, static_cast<int>(ranks), static_cast<int>(rank)).graph);
+  return std::move(passes::shardGraph(g, shard_.axes(), shard_.ranks(), shard_.rank()).graph);
 }
 
 /// The modes of --derive.

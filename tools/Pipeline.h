@@ -11,6 +11,7 @@
 
 #include "passes/PassManager.h"
 #include "tools/ArgParser.h"
+#include "tools/ShardFlags.h"
 
 #include <functional>
 #include <string>
@@ -50,7 +51,7 @@ public:
 
 private:
   /// `g` as --ranks, --split and --rank shard it, or null without --ranks. Throws
-  /// UsageError for a bad number.
+  /// UsageError for a bad flag.
   std::unique_ptr<ir::Graph> sharded(const ir::Graph& g) const;
 
   std::string passes_;
@@ -59,7 +60,7 @@ private:
   std::string derive_;
   std::string wrt_;
   std::string batch_;
-  std::string ranks_, split_, rank_;
+  ShardFlags shard_;
 };
 
 /// The graphs of `module` batched `batchText` ways (passes/Batch.h), or `module`

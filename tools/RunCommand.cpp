@@ -23,6 +23,7 @@
 #include "tools/Input.h"
 #include "tools/Pipeline.h"
 #include "tools/RunReport.h"
+#include "tools/ShardFlags.h"
 
 #include "runtime/core/Backend.h"
 #include "runtime/core/Compile.h"
@@ -137,64 +138,6 @@ std::pair<double, double> checksums(const Array& a) {
   return {sum, abs};
 }
 
-/// The --ranks, --split, --rank and --connect options of a sharded run.
-struct ShardFlags {
-  std::string ranks, split, rank, connect;
-
-  void declare(ArgParser& parser) {
-    parser.option("ranks", "N",
-                  "run the graph as N ranks, each on its share of the parameters --split "
-                  "splits (host threads, or processes with --connect)",
-                  &ranks);
-    parser.option("split", "A,B,...",
-                  "with --ranks: per parameter, the axis split over the ranks, or -1 for one "
-                  "every rank holds whole (default with --batch: the batch axis)",
-                  &split);
-    parser.option("connect", "ADDR",
-                  "with --ranks: run as one rank of N processes meeting at HOST:PORT or "
-                  "unix:PATH (rank 0 listens there)",
-                  &connect);
-    parser.option("rank", "R", "with --connect: this process's rank (default 0)", &rank);
-  }
-
-  /// `text` as a number of at least `least`.
-  static int number(const std::string& text, const char* what, int least) {
-    int n = 0;
-    if (llvm::StringRef(text).trim().getAsInteger(10, n) || n < least)
-      throw UsageError(fmt::format("{} '{}' is not a number of at least {}", what, text, least));
-    return n;
-  }
-
-  /// The compile options of the run (none without --ranks); throws UsageError for
-  /// a flag without the one it needs or a bad number.
-  CompileOptions options(const std::string& passes, bool batched) const {
-    if (ranks.empty()) {
-      if (!split.empty() || !rank.empty() || !connect.empty())
-        throw UsageError("--split, --rank and --connect need --ranks");
-      return {passes};
-    }
-    if (!rank.empty() && connect.empty())
-      throw UsageError("--rank needs --connect: without it every rank runs in this process");
-    CompileOptions o{passes};
-    o.ranks = number(ranks, "--ranks", 1);
-    llvm::SmallVector<llvm::StringRef, 8> parts;
-    llvm::StringRef(split).split(parts, ',', -1, /*KeepEmpty=*/false);
-    for (llvm::StringRef p : parts)
-      o.splitAxes.push_back(number(p.str(), "--split", -1));
-    if (o.splitAxes.empty() && !batched)
-      throw UsageError("--ranks needs --split (or --batch, which splits the batch axis)");
-    return o;
-  }
-
-  /// The rank of --rank, below `ranks`.
-  int rankOf(int ranks) const {
-    int r = rank.empty() ? 0 : number(rank, "--rank", 0);
-    if (r >= ranks)
-      throw UsageError(fmt::format("--rank {} of --ranks {}", r, ranks));
-    return r;
-  }
-};
-
 /// "axis 0: [14, 27) of 40": rank `rank`'s share of output type `whole`.
 std::string shareText(const ir::TensorType& whole, int axis, int ranks, int rank) {
   passes::Share s = passes::Share::of(whole.shape[axis], ranks, rank);
@@ -241,7 +184,7 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
                 &batchText);
   parser.flag("json", "print the times and checksums as one JSON object", &json);
   ShardFlags shard;
-  shard.declare(parser);
+  shard.declare(parser, ShardFlags::Use::Run);
   parser.option("passes", "A,B,...",
                 fmt::format("the passes to run, in order, or 'none' (default: {})",
                             pipelineSpelling(passes::defaultPipeline())),
@@ -263,8 +206,15 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
 
   if (!passesText.empty())
     parsePassList(passesText); // a bad pass name is a usage error
-  CompileOptions options = shard.options(passesText, !batchText.empty());
-  int rank = shard.connect.empty() ? 0 : shard.rankOf(options.ranks);
+  CompileOptions options{passesText};
+  int rank = 0;
+  if (shard.given()) {
+    options.ranks = shard.ranks();
+    options.splitAxes = shard.axes();
+    rank = shard.rank();
+    if (options.splitAxes.empty() && batchText.empty())
+      throw UsageError("--ranks needs --split (or --batch, which splits the batch axis)");
+  }
 
   // What the options name outside the input, before it is read.
   Backend& backend = getBackend(backendName);
@@ -311,18 +261,18 @@ int runRun(llvm::ArrayRef<std::string> argsIn) {
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Executable> exe;
   std::vector<int> outputAxes; // a rank's own outputs: how they lie
-  if (shard.connect.empty()) {
+  if (shard.connect().empty()) {
     exe = compile(*g, backend, options);
     if (options.ranks > 0)
       report.ranks = fmt::format("{} ranks in this process", options.ranks);
   } else {
-    RankOf me{socketCommunicator(shard.connect, options.ranks, rank), rank};
+    RankOf me{socketCommunicator(shard.connect(), options.ranks, rank), rank};
     RankProgram p = compileRank(*g, backend, options, me);
     for (size_t i = 0; i < inputs.size(); ++i)
       inputs[i] = shareOf(inputs[i], p.paramAxes[i], options.ranks, rank).contiguous();
     exe = std::move(p.exe);
     outputAxes = std::move(p.outputAxes);
-    report.ranks = fmt::format("rank {} of {} at {}", rank, options.ranks, shard.connect);
+    report.ranks = fmt::format("rank {} of {} at {}", rank, options.ranks, shard.connect());
   }
   report.compileMs = msSince(start);
 

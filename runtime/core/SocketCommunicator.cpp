@@ -65,23 +65,21 @@ public:
 
   /// Sends all `n` bytes; false when the peer is gone.
   bool send(const void* data, size_t n) const {
-    const char* p = static_cast<const char*>(data);
-    while (n > 0) {
-      ssize_t k = ::send(fd_, p, n, MSG_NOSIGNAL);
-      if (k < 0 && errno == EINTR)
-        continue;
-      if (k <= 0)
-        return false;
-      p += k;
-      n -= static_cast<size_t>(k);
-    }
-    return true;
+    return whole(static_cast<const char*>(data), n,
+                 [&](const char* p, size_t k) { return ::send(fd_, p, k, MSG_NOSIGNAL); });
   }
   /// Receives exactly `n` bytes; false when the peer is gone first.
   bool recv(void* data, size_t n) const {
-    char* p = static_cast<char*>(data);
+    return whole(static_cast<char*>(data), n,
+                 [&](char* p, size_t k) { return ::recv(fd_, p, k, 0); });
+  }
+
+private:
+  /// Calls io(p, left) until all `n` bytes from `p` are moved; false when it moves
+  /// none (the peer is gone) or fails.
+  template <typename P, typename Io> static bool whole(P p, size_t n, Io io) {
     while (n > 0) {
-      ssize_t k = ::recv(fd_, p, n, 0);
+      ssize_t k = io(p, n);
       if (k < 0 && errno == EINTR)
         continue;
       if (k <= 0)
@@ -92,7 +90,6 @@ public:
     return true;
   }
 
-private:
   int fd_ = -1;
 };
 

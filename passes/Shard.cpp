@@ -79,11 +79,11 @@ private:
   /// `n`'s new values and their axis, by its kind's rule; `axis` is the split its
   /// operands share, if any.
   Mapped shard(const Node& n);
-  Mapped elementwise(const Node& n);
+  Mapped elementwise(const Node& n, int axis);
   Mapped reduce(const Node& n, int axis);
   Mapped matmul(const Node& n);
   Mapped syrk(const Node& n, int axis);
-  Mapped linalg(const Node& n);
+  Mapped linalg(const Node& n, int axis);
   Mapped shapeOp(const Node& n, int axis);
 
   const ir::Graph& source_;
@@ -136,7 +136,7 @@ Value Sharder::splitAlong(const Node& user, Value old, int axis) {
     return map(old);
   if (has != kReplicated)
     fail(user,
-         fmt::format("operands split along axes {} and {} (that needs an all-gather)", has, axis));
+         fmt::format("operands split along axes {} and {} (that needs an all-gather)", axis, has));
   TensorType want = local(old.type(), axis);
   const Node& n = *old.node;
   if (n.op() == Op::Full)
@@ -182,9 +182,9 @@ Mapped Sharder::shard(const Node& n) {
   case ir::OpKind::Logical:
   case ir::OpKind::Select:
   case ir::OpKind::Cast:
-    return elementwise(n);
+    return elementwise(n, axis);
   case ir::OpKind::Assume: // a fact about whole matrices: split along a batch axis only
-    return linalg(n);
+    return linalg(n, axis);
   case ir::OpKind::Reduce:
     return reduce(n, axis);
   case ir::OpKind::Linalg:
@@ -192,7 +192,7 @@ Mapped Sharder::shard(const Node& n) {
       return matmul(n);
     if (n.op() == Op::Syrk)
       return syrk(n, axis);
-    return linalg(n);
+    return linalg(n, axis);
   case ir::OpKind::Shape:
     return shapeOp(n, axis);
   case ir::OpKind::Source:
@@ -202,11 +202,8 @@ Mapped Sharder::shard(const Node& n) {
   ir::unknownOp();
 }
 
-Mapped Sharder::elementwise(const Node& n) {
-  int axis = kReplicated;
-  for (Value v : n.operands())
-    axis = std::max(axis, axisOf(v)); // splitAlong names two different ones
-  ValueList operands;
+Mapped Sharder::elementwise(const Node& n, int axis) {
+  ValueList operands; // splitAlong names an operand split along another axis
   for (Value v : n.operands())
     operands.push_back(splitAlong(n, v, axis));
   return {create(n, operands, n.attrs()), axis};
@@ -293,11 +290,8 @@ Mapped Sharder::syrk(const Node& n, int axis) {
        fmt::format("its operand is split along the kept axis {} (that needs an all-gather)", axis));
 }
 
-Mapped Sharder::linalg(const Node& n) {
+Mapped Sharder::linalg(const Node& n, int axis) {
   const int r = static_cast<int>(n.operand(0).type().rank());
-  int axis = kReplicated;
-  for (Value v : n.operands())
-    axis = std::max(axis, axisOf(v));
   // Independent right-hand sides: the columns of B in A X = B, its rows in X A = B.
   bool solve = n.op() == Op::Solve || n.op() == Op::TriangularSolve;
   int independent = n.op() == Op::TriangularSolve && n.attrs().flag("right_side") ? r - 2 : r - 1;

@@ -105,13 +105,14 @@ void copyResults(llvm::ArrayRef<Array> results, llvm::ArrayRef<Array> outputs);
 /// linear-algebra kernels write that result into it (and return it) instead of
 /// into an array of their own; the other families ignore it.
 Arrays runNode(const Step& s, llvm::ArrayRef<Array> operands, const Array& into = Array());
-/// Compiles `g` to its lowered program (the "cpu" backend's executables).
 /// True when `rank` is one of several ranks that are threads of this process: a run
 /// of its program then holds a SingleThreadedBlas, since OpenBLAS's threads, called
 /// from each rank at once, spin against each other (an EnKF update of d = 16384,
 /// N = 128 as two ranks took 129 ms with them, 19 without, on 2 cores).
 bool ranksShareThisProcess(const std::optional<RankOf>& rank);
 
+/// Compiles `g` to its lowered program (the "cpu" backend's executables), as rank
+/// `rank` of a sharded run when given.
 std::unique_ptr<Executable> compileProgram(const ir::Graph& g,
                                            std::optional<RankOf> rank = std::nullopt);
 

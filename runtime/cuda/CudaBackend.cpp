@@ -89,9 +89,10 @@ bool graphsEnabled() {
 
 class CudaExecutable final : public Executable {
 public:
-  explicit CudaExecutable(const ir::Graph& g)
-      : Executable(Signature::of(g)), prepared_(g), pool_(DevicePool::forDevice(0)),
-        profile_(newProfile(g, prepared_)),
+  explicit CudaExecutable(const ir::Graph& g, std::shared_ptr<NcclCommunicator> nccl = nullptr,
+                          int rank = 0)
+      : Executable(Signature::of(g)), prepared_(g, std::move(nccl), rank),
+        pool_(DevicePool::forDevice(0)), profile_(newProfile(g, prepared_)),
         steps_(prepared_, signature().paramTypes, profile_.get()) {
     idle_.push_back(newLane());
     prepared_.uploadConstants(pool_, idle_.back()->stream);
@@ -434,6 +435,28 @@ public:
   llvm::StringRef name() const override { return "cuda"; }
   std::unique_ptr<Executable> compile(const ir::Graph& g) override {
     return std::make_unique<CudaExecutable>(g);
+  }
+  /// Ranks meet through NCCL, rank r on GPU r; rank 0 alone so far, as every lane
+  /// and pool of an executable is on GPU 0 (docs/sharding.md).
+  std::shared_ptr<Communicator> communicator(int ranks) override {
+    if (ranks > 1)
+      throw Error(fmt::format("the cuda backend runs one rank per process so far ({} asked): "
+                              "its executables use GPU 0 alone",
+                              ranks));
+    return std::make_shared<NcclCommunicator>(ranks);
+  }
+  std::unique_ptr<Executable> compileRank(const ir::Graph& g, const RankOf& rank) override {
+    auto nccl = std::dynamic_pointer_cast<NcclCommunicator>(rank.comm);
+    if (!nccl && (!rank.comm || rank.comm->size() == 1)) // the identity
+      return compile(g);
+    if (!nccl)
+      throw Error("the cuda backend's ranks meet through NCCL: compile with the communicator "
+                  "that its communicator() makes");
+    if (rank.rank != 0)
+      throw Error(fmt::format("rank {} of the cuda backend: its executables use GPU 0 alone so "
+                              "far, rank 0",
+                              rank.rank));
+    return std::make_unique<CudaExecutable>(g, std::move(nccl), rank.rank);
   }
 };
 

@@ -103,8 +103,10 @@ passes::Program lowerForGpu(const ir::Graph& g, const codegen::CudaTarget& targe
   return p;
 }
 
-PreparedProgram::PreparedProgram(const ir::Graph& g)
-    : graph_(splitForGpu(g)), program_(lowerForGpu(*graph_, currentTarget())) {
+PreparedProgram::PreparedProgram(const ir::Graph& g, std::shared_ptr<NcclCommunicator> nccl,
+                                 int rank)
+    : graph_(splitForGpu(g)), program_(lowerForGpu(*graph_, currentTarget())),
+      nccl_(std::move(nccl)), rank_(rank) {
   prepareSteps();
   planBindings();
 }
@@ -128,6 +130,8 @@ void PreparedProgram::prepareSteps() {
     } else if (s.kind == passes::Step::Kind::Library && LibraryContext::supports(first)) {
       p.how = PreparedStep::How::Library;
       reserveInfo(p, first);
+    } else if (nccl_ && first.op() == ir::Op::AllReduce) {
+      p.how = PreparedStep::How::Collective;
     } else if (s.nodes.size() == 1 && movesOnDevice(first)) {
       p.how = PreparedStep::How::Move;
       p.inputs.assign(first.operands().begin(), first.operands().end()); // repeats kept
@@ -157,6 +161,8 @@ void PreparedProgram::prepareSteps() {
       if (p.kernel->hasErrorWord())
         p.checkOffset = checkWords_++;
       capturable_ = capturable_ && p.kernel->alwaysFails().empty();
+    } else if (p.how == PreparedStep::How::Collective) {
+      capturable_ = false;
     } else if (p.how == PreparedStep::How::Host) {
       capturable_ = false;
       for (const ir::Node* n : p.step->nodes) {
@@ -194,6 +200,12 @@ KernelLaunch PreparedProgram::choleskySolveLaunch(const PreparedStep& p,
   buffers[2] = out;
   buffers[3] = info;
   return l;
+}
+
+void PreparedProgram::enqueueAllReduce(const PreparedStep& p, const void* in, void* out,
+                                       cudaStream_t stream) const {
+  const ir::Node& n = *p.step->nodes.front();
+  nccl_->enqueue(rank_, in, out, n.type().numel(), n.type().dtype, reductionOf(n.attrs()), stream);
 }
 
 void PreparedProgram::planBindings() {
@@ -277,8 +289,8 @@ bool PreparedProgram::callsLibrary() const {
 }
 
 std::string PreparedProgram::hows() const {
-  static const char* names[] = {"Kernel", "Library", "Move", "Host", "CholeskySolve"};
-  static_assert(static_cast<int>(PreparedStep::How::CholeskySolve) == 4);
+  static const char* names[] = {"Kernel", "Library", "Move", "Host", "CholeskySolve", "Collective"};
+  static_assert(static_cast<int>(PreparedStep::How::Collective) == 5);
   std::string text;
   for (const PreparedStep& p : steps_)
     text += std::string(text.empty() ? "" : " ") + names[static_cast<int>(p.how)];

@@ -24,6 +24,7 @@
 #include "runtime/core/Backend.h"
 #include "runtime/cuda/FusedKernel.h"
 #include "runtime/cuda/Library.h"
+#include "runtime/cuda/Nccl.h"
 #include "runtime/cuda/Pool.h"
 #include "runtime/cuda/SmallBatched.h"
 
@@ -65,6 +66,7 @@ struct PreparedStep {
     Host,          ///< nodes run on the host
     CholeskySolve, ///< a Cholesky and the two solves with its factor, in one kernel
                    ///< (and the steps forming its matrix: passes/CholeskySolves.h)
+    Collective,    ///< an all_reduce through the rank's NCCL communicator (Nccl.h)
   } how;
   const passes::Step* step;
   /// The values it reads and writes, in the order its kernel or call takes them.
@@ -104,8 +106,11 @@ passes::Program lowerForGpu(const ir::Graph& g, const codegen::CudaTarget& targe
 class PreparedProgram {
 public:
   /// Lowers a copy of `g`, compiles its kernels (in parallel, through the kernel
-  /// cache) and plans where each step finds its buffers.
-  explicit PreparedProgram(const ir::Graph& g);
+  /// cache) and plans where each step finds its buffers. With `nccl`, `g` is rank
+  /// `rank`'s program of a sharded run: its all_reduce steps meet the other ranks
+  /// there (without, an all_reduce is the identity of a program of one rank).
+  explicit PreparedProgram(const ir::Graph& g, std::shared_ptr<NcclCommunicator> nccl = nullptr,
+                           int rank = 0);
   PreparedProgram(const PreparedProgram&) = delete;
   PreparedProgram& operator=(const PreparedProgram&) = delete;
 
@@ -134,8 +139,8 @@ public:
   int64_t infoWord(const PreparedStep& p) const {
     return p.infoOffset >= 0 ? checkWords_ + p.infoOffset : p.checkOffset;
   }
-  /// True when a run can be captured as a CUDA graph: no host steps, no kernel
-  /// that always fails, at most 16 MB of parameters to stage.
+  /// True when a run can be captured as a CUDA graph: no host or collective steps,
+  /// no kernel that always fails, at most 16 MB of parameters to stage.
   bool capturable() const { return capturable_; }
   /// How each step runs, in order, e.g. "Move Kernel CholeskySolve".
   std::string hows() const;
@@ -147,6 +152,9 @@ public:
   /// Cholesky's info words into `info`.
   KernelLaunch choleskySolveLaunch(const PreparedStep& p, llvm::ArrayRef<const void*> ins,
                                    void* out, int* info) const;
+  /// Enqueues Collective step `p` from `in` to `out` on `stream`.
+  void enqueueAllReduce(const PreparedStep& p, const void* in, void* out,
+                        cudaStream_t stream) const;
 
   /// The first failure one run's check words report, or null: the CPU backend's
   /// Error, or a FallbackError for failed {fallback} Choleskies (naming their
@@ -171,7 +179,9 @@ private:
   std::vector<int> staged_;
   std::vector<OutputCopy> copies_;
   std::vector<DeviceBuffer> constants_;
-  std::optional<SmallBatched> small_; ///< made when a CholeskySolve step needs it
+  std::optional<SmallBatched> small_;      ///< made when a CholeskySolve step needs it
+  std::shared_ptr<NcclCommunicator> nccl_; ///< where the Collective steps meet
+  int rank_ = 0;
   int64_t checkWords_ = 0, infoWords_ = 0;
   bool capturable_ = true;
 };

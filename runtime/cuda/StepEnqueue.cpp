@@ -127,6 +127,10 @@ void StepEnqueuer::enqueue(Lane& lane, const RunBuffers& b, size_t ringSlot,
     case PreparedStep::How::Host:
       runOnHost(lane, b, p);
       break;
+    case PreparedStep::How::Collective:
+      prepared_.enqueueAllReduce(p, resolve(lane, b, p.ins[0]), resolve(lane, b, p.outs[0]),
+                                 lane.stream);
+      break;
     case PreparedStep::How::CholeskySolve: {
       KernelLaunch l = choleskySolveLaunch(lane, b, p);
       l.enqueue(lane.stream);

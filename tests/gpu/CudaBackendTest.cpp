@@ -222,8 +222,9 @@ graph @spd(%x: {0}[16,{1},{2}], %b: {0}[16,{1},{3}]) {{
 
 TEST(CudaBackend, OneRankOfAShardedProgramMatchesTheCpuAndMoreAreRefused) {
   GRAPHC_REQUIRE_GPU();
+  GRAPHC_REQUIRE_NCCL();
   // Ridge regression with its rows split (docs/sharding.md): X'X and X'y are
-  // all_reduce steps, the identity over one rank (host steps on the GPU).
+  // all_reduce steps, NCCL all-reduces over one rank.
   std::unique_ptr<ir::Graph> g = ir::parseGraph(R"(graph @ridge(%x: f64[41,3], %y: f64[41,1]) {
   %g = syrk %x {transpose}
   %xy = matmul %x, %y {transpose_a}
@@ -245,7 +246,8 @@ TEST(CudaBackend, OneRankOfAShardedProgramMatchesTheCpuAndMoreAreRefused) {
     compile(*g, getBackend("cuda"), {.ranks = 2, .splitAxes = {0, 0}});
     ADD_FAILURE() << "two ranks compiled on the GPU";
   } catch (const Error& e) {
-    EXPECT_EQ(e.message(), "the cuda backend runs no sharded programs (2 ranks asked for)");
+    EXPECT_EQ(e.message(), "the cuda backend runs one rank per process so far (2 asked): its "
+                           "executables use GPU 0 alone");
   }
 }
 

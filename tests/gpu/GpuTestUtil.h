@@ -1,6 +1,7 @@
 //===- tests/gpu/GpuTestUtil.h - Helpers for the GPU smoke tests -*- C++ -*-===//
 //
-// GRAPHC_REQUIRE_GPU() skips a test where no CUDA device is usable; DeviceArray
+// GRAPHC_REQUIRE_GPU() skips a test where no CUDA device is usable, and
+// GRAPHC_REQUIRE_NCCL() one where NCCL cannot be loaded; DeviceArray
 // is a minimal owning device allocation; randomVector makes reproducible data;
 // onDevice and deviceOutputs make the device arrays of a run into outputs;
 // GraphsSetting turns CUDA graphs on or off for a scope.
@@ -12,12 +13,14 @@
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/Device.h"
+#include "runtime/cuda/Nccl.h"
 #include "support/Error.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 /// Skips the current test when there is no CUDA device.
@@ -27,7 +30,25 @@
       GTEST_SKIP() << "no CUDA device (or driver) on this machine";                                \
   } while (0)
 
+/// Skips the test where NCCL cannot be loaded (runtime/cuda/Nccl.h), saying why.
+#define GRAPHC_REQUIRE_NCCL()                                                                      \
+  do {                                                                                             \
+    std::string why_ = ::graphc::testing::ncclMissing();                                           \
+    if (!why_.empty())                                                                             \
+      GTEST_SKIP() << why_;                                                                        \
+  } while (0)
+
 namespace graphc::testing {
+
+/// Why NCCL cannot be loaded, or "" when it can.
+inline std::string ncclMissing() {
+  try {
+    cuda::ncclVersion();
+    return "";
+  } catch (const Error& e) {
+    return e.message();
+  }
+}
 
 /// A device copy of a host vector of doubles.
 class DeviceArray {

@@ -143,19 +143,6 @@ template <bool Max, typename T> __device__ __forceinline__ T gc_extreme(T a, T b
   return a != a ? a : b != b ? b : Max ? (b > a ? b : a) : (b < a ? b : a);
 }
 )";
-  case kCluster:
-    return R"(// The blocks of a thread-block cluster meet at gc_cluster_sync: the shared
-// memory each wrote before it is visible to all after it (release, acquire).
-__device__ __forceinline__ void gc_cluster_sync() {
-  asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
-}
-// *p in the shared memory of the cluster's block `rank`.
-template <typename T> __device__ __forceinline__ T gc_remote(const T* p, unsigned rank) {
-  u64 at;
-  asm volatile("mapa.u64 %0, %1, %2;" : "=l"(at) : "l"(p), "r"(rank));
-  return *(const T*)at;
-}
-)";
   }
   return "";
 }
@@ -783,7 +770,7 @@ CudaKernel Emitter::emit(llvm::StringRef name) {
                    : k_.hasReduction() ? ", S segments (a parameter)"
                                        : ", N points (a parameter)");
   s += kTypedefs;
-  for (unsigned h = 1; h <= kLastHelper; h <<= 1)
+  for (unsigned h = 1; h <= kExtreme; h <<= 1)
     if (helpers_ & h)
       s += helperText(static_cast<Helper>(h));
   s +=

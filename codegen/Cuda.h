@@ -29,12 +29,7 @@
 //   BlockPerSegment   contiguous long segments: a block reduces one segment (warp
 //   WarpPerSegment    shuffles, then shared memory), or a warp a shorter one; the
 //                     reduced-space instructions run once per segment, and a last
-//                     pass over the segment writes the domain outputs. A segment
-//                     read in several passes that one block's registers cannot
-//                     hold spans a thread-block cluster where the target has them
-//                     (CudaKernel::cluster): each block holds its lanes' points, and
-//                     the blocks combine their states through distributed shared
-//                     memory, in rank order.
+//                     pass over the segment writes the domain outputs.
 //   ThreadPerSegment  non-contiguous (or very short) segments: one thread loops over
 //                     a segment; neighbouring threads read neighbouring segments.
 // With several reduction stages (layernorm: the mean, then the variance) each form
@@ -101,10 +96,6 @@ struct CudaKernel {
   /// Bytes of dynamic shared memory per block (rows cached in shared memory); over
   /// 48 KB the kernel needs cudaFuncAttributeMaxDynamicSharedMemorySize.
   int64_t sharedBytes = 0;
-  /// Blocks per thread-block cluster (launch attribute cudaLaunchAttributeClusterDimension,
-  /// along x); gridSize is a multiple of it. Over 1, a segment's lanes span the
-  /// cluster's blocks (BlockPerSegment).
-  unsigned cluster = 1;
 };
 
 /// What the device lets a kernel use.
@@ -112,12 +103,9 @@ struct CudaTarget {
   /// The most shared memory one block may use, static and dynamic
   /// (cudaDevAttrMaxSharedMemoryPerBlockOptin); 0: rows are never cached there.
   int64_t sharedBytes = 0;
-  /// Thread-block clusters can be launched (compute capability 9.0 and later).
-  bool clusters = false;
 
-  /// An H100's or H200's (compute capability 9.0): 227 KB of shared memory a block,
-  /// clusters.
-  static CudaTarget sm90() { return {232448, true}; }
+  /// An H100's or H200's (compute capability 9.0): 227 KB of shared memory a block.
+  static CudaTarget sm90() { return {232448}; }
 };
 
 /// The name of `k`'s kernel that runs several runs in one launch: "<name>_runs".

@@ -25,9 +25,6 @@ constexpr int64_t kCachedPointsPerLane = 16;
 /// On an H200, softmax over rows of 32768 f32 so took 0.158 ms, against 0.241 from
 /// shared memory (bench/results/2026-12-03-h200-f703fb3-rows.jsonl).
 constexpr int64_t kCachedRegisters = 32;
-/// A segment that one block cannot hold in registers spans a cluster of at most
-/// kMostClusterBlocks blocks (the portable cluster size) of kClusterBlock threads.
-constexpr unsigned kClusterBlock = 256, kMostClusterBlocks = 8;
 /// The most shared memory one reduction of a block-per-segment kernel takes for
 /// combining its warps: w<N>[BS / 32] of at most 32 bytes (gc_moments), BS <= 1024.
 constexpr int64_t kSharedPerReduction = 32 * 32;
@@ -79,8 +76,6 @@ enum Helper : unsigned {
   kIntPow = 16,
   kMoments = 32,
   kExtreme = 64,
-  kCluster = 128,
-  kLastHelper = kCluster,
 };
 
 /// Lines of code at an indentation depth.
@@ -197,10 +192,7 @@ private:
   void reduction(Code& c, CudaKernel& ck);
   /// `even`: every lane holds as many points (var's moments then merge in equal
   /// halves, with no division).
-  void combineLanes(Code& c, const CudaKernel& ck, bool even, llvm::ArrayRef<int> reduces);
-  /// A cluster for a segment read in several passes that one block cannot hold in
-  /// registers: sets ck's cluster and block size and `rows` where one pays.
-  void spanCluster(CudaKernel& ck, const Passes& ps, bool multiPass, RowPlan& rows) const;
+  void combineLanes(Code& c, CudaKernel::Launch launch, bool even, llvm::ArrayRef<int> reduces);
   std::string reducedValue(int r) const;
   Accumulator accumulator(int reduce);
   bool isIdentity(const Inst& load) const {

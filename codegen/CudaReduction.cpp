@@ -56,13 +56,12 @@ Accumulator Emitter::accumulator(int reduce) {
 /// Combines the lanes' accumulators of `reduces` into every lane: a butterfly in
 /// each warp, then (one block per segment) a butterfly over the warps' states,
 /// which every warp reads from shared memory, W = BS / 32 of them, lane l taking
-/// warp l % W's, then (a cluster per segment) the blocks' states, which every lane
-/// reads from each block's q<r> in rank order. Every lane of every warp ends with
-/// the same bits, and no thread holds more than one state per reduction. var's
-/// moments are centered first and merge in equal halves where the lanes are `even`.
-void Emitter::combineLanes(Code& c, const CudaKernel& ck, bool even, llvm::ArrayRef<int> reduces) {
+/// warp l % W's. Every lane of every warp ends with the same bits, and no thread
+/// holds more than one state per reduction. var's moments are centered first and
+/// merge in equal halves where the lanes are `even`.
+void Emitter::combineLanes(Code& c, CudaKernel::Launch launch, bool even,
+                           llvm::ArrayRef<int> reduces) {
   using L = CudaKernel::Launch;
-  L launch = ck.launch;
   for (int r : reduces)
     if (accumulator(r).how == Accumulator::Moments)
       c.line("a{0} = gc_center(a{0});", r);
@@ -98,21 +97,6 @@ void Emitter::combineLanes(Code& c, const CudaKernel& ck, bool even, llvm::Array
     for (int r : reduces)
       c.line("a{0} = w{0}[threadIdx.x % (BS / 32)];", r);
     butterfly("BS / 64");
-  }
-  if (ck.cluster > 1) {
-    c.open("if (threadIdx.x == 0)");
-    for (int r : reduces)
-      c.line("q{0} = a{0};", r);
-    c.close();
-    c.line("gc_cluster_sync();");
-    for (int r : reduces) {
-      c.line("a{0} = gc_remote(&q{0}, 0);", r);
-      c.line("#pragma unroll");
-      c.open("for (unsigned b = 1; b < CL; ++b)");
-      c.line("a{} = {};", r,
-             accumulator(r).combine(fmt::format("a{}", r), fmt::format("gc_remote(&q{}, b)", r)));
-      c.close();
-    }
   }
 }
 
@@ -221,7 +205,7 @@ int64_t Emitter::vectorWidth(const std::vector<bool>& cached) const {
 Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool multiPass) const {
   using L = CudaKernel::Launch;
   RowPlan r;
-  r.lanes = ck.launch == L::BlockPerSegment  ? ck.blockSize * ck.cluster
+  r.lanes = ck.launch == L::BlockPerSegment  ? ck.blockSize
             : ck.launch == L::WarpPerSegment ? 32
                                              : 0;
   r.perLane = r.lanes ? (ps.length + r.lanes - 1) / r.lanes : 0;
@@ -298,23 +282,6 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
       r.rowVectors.push_back(static_cast<int>(i));
   }
   return r;
-}
-
-void Emitter::spanCluster(CudaKernel& ck, const Passes& ps, bool multiPass, RowPlan& rows) const {
-  if (!target_.clusters || ck.launch != CudaKernel::Launch::BlockPerSegment ||
-      (rows.caching && !rows.shared))
-    return;
-  CudaKernel spanned = ck;
-  spanned.blockSize = kClusterBlock;
-  for (unsigned blocks = 2; blocks <= kMostClusterBlocks; blocks *= 2) {
-    spanned.cluster = blocks;
-    RowPlan r = planRows(spanned, ps, multiPass);
-    if (r.caching && !r.shared) {
-      ck = spanned;
-      rows = r;
-      return;
-    }
-  }
 }
 
 /// One loop over the segments of a reduction kernel: its rows loaded (cached), a
@@ -521,7 +488,7 @@ private:
               e_.accumulator(r).push(fmt::format("a{}", r), val(k_.insts[r].args[0])));
     closePoints();
     bool even = rows_.lanes && ps_.length % rows_.lanes == 0;
-    e_.combineLanes(c_, ck_, even, now);
+    e_.combineLanes(c_, ck_.launch, even, now);
     if (rows_.caching)
       deviations(now, even);
     for (int r : now)
@@ -550,9 +517,7 @@ private:
       }
     if (vars.empty())
       return;
-    if (ck_.cluster > 1) // every block has read q<r>
-      c_.line("gc_cluster_sync();");
-    else if (ck_.launch == CudaKernel::Launch::BlockPerSegment) // every warp has read w<r>
+    if (ck_.launch == CudaKernel::Launch::BlockPerSegment) // every warp has read w<r>
       c_.line("__syncthreads();");
     for (int r : vars)
       c_.line("const f64 m{0} = a{0} / (f64)L;", r);
@@ -571,7 +536,7 @@ private:
       c_.line("a{0} = a{0} + d{0} * d{0};", r);
     }
     closePoints();
-    e_.combineLanes(c_, ck_, even, vars);
+    e_.combineLanes(c_, ck_.launch, even, vars);
   }
 
   /// The domain outputs, a point at a time.
@@ -644,9 +609,7 @@ private:
   /// reduced outputs.
   void finish() {
     using L = CudaKernel::Launch;
-    if (ck_.cluster > 1) // and no block leaves while another reads its q<r>
-      c_.line("gc_cluster_sync();");
-    else if (ck_.launch == L::BlockPerSegment)
+    if (ck_.launch == L::BlockPerSegment)
       c_.line("__syncthreads();");
     else if (ck_.launch == L::WarpPerSegment)
       c_.line("__syncwarp();");
@@ -735,13 +698,6 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
   ps.dense = denseStrides(k_.domain);
 
   RowPlan rows = planRows(ck, ps, multiPass);
-  spanCluster(ck, ps, multiPass, rows);
-  if (ck.cluster > 1) {
-    helpers_ |= kCluster;
-    ck.gridSize =
-        ck.cluster *
-        static_cast<unsigned>(std::clamp<int64_t>(segments, 1, (int64_t{1} << 20) / ck.cluster));
-  }
   ck.sharedBytes = rows.sharedBytes;
   twoPassVar_ = rows.caching;
   sizeParameter_ = sizeIsAParameter(std::vector<bool>(k_.insts.size(), true));
@@ -750,25 +706,14 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
   else
     c.line("constexpr idx S = {}; // segments", segments);
   c.line("constexpr idx L = {}; // points per segment", ps.length);
-  if (ck.cluster > 1)
-    c.line("constexpr unsigned CL = {}; // blocks per cluster, a segment per cluster", ck.cluster);
   c.open(signature(ck));
   switch (ck.launch) {
   case L::BlockPerSegment:
     // One array per reduction: no stage overwrites what another still reads, and
     // the barrier that ends a segment keeps the next segment's writes after it.
-    // So for the block's state that the cluster's blocks read.
     for (int stage = 1; stage <= ps.stages; ++stage)
-      for (int r : ps.reduces[stage]) {
+      for (int r : ps.reduces[stage])
         c.line("__shared__ {} w{}[BS / 32];", accumulator(r).type, r);
-        if (ck.cluster > 1)
-          c.line("__shared__ {} q{};", accumulator(r).type, r);
-      }
-    if (ck.cluster > 1) {
-      ps.unitStart = "(idx)(blockIdx.x / CL)", ps.unitStride = "(idx)(gridDim.x / CL)";
-      ps.laneStart = "(idx)(blockIdx.x % CL * BS + threadIdx.x)", ps.laneStride = "(BS * CL)";
-      break;
-    }
     ps.unitStart = "(idx)blockIdx.x", ps.unitStride = "(idx)gridDim.x";
     ps.laneStart = "(idx)threadIdx.x", ps.laneStride = "BS";
     break;

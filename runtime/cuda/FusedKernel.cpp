@@ -7,8 +7,6 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <fmt/format.h>
 
 namespace graphc::cuda {
@@ -48,13 +46,11 @@ void allowShared(const Kernel& k, int64_t bytes) {
 } // namespace
 
 codegen::CudaTarget currentTarget() {
-  int device = 0, optin = 0, clusters = 0;
+  int device = 0, optin = 0;
   GRAPHC_CUDA_CHECK(cudaGetDevice(&device));
   GRAPHC_CUDA_CHECK(
       cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  GRAPHC_CUDA_CHECK(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device));
-  const char* off = std::getenv("GRAPHC_CUDA_CLUSTERS"); // "0": rows span no clusters
-  return {optin, clusters != 0 && !(off && std::strcmp(off, "0") == 0)};
+  return {optin};
 }
 
 CudaFusedKernel::CudaFusedKernel(const codegen::Kernel& kernel, KernelCache& cache)
@@ -95,7 +91,6 @@ KernelLaunch CudaFusedKernel::launchOf(llvm::ArrayRef<const void*> inputs,
   l.config.grid = dim3(cuda_.gridSize);
   l.config.block = dim3(cuda_.blockSize);
   l.config.sharedBytes = static_cast<size_t>(cuda_.sharedBytes);
-  l.config.cluster = cuda_.cluster;
   return l;
 }
 
@@ -106,7 +101,6 @@ void CudaFusedKernel::launchRuns(void* const* table, unsigned runs, cudaStream_t
   config.grid = dim3(cuda_.gridSize, runs);
   config.block = dim3(cuda_.blockSize);
   config.sharedBytes = static_cast<size_t>(cuda_.sharedBytes);
-  config.cluster = cuda_.cluster;
   config.stream = stream;
   void* arg = const_cast<void**>(table);
   runs_.launch(config, {&arg});

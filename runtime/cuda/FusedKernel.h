@@ -32,8 +32,7 @@
 namespace graphc::cuda {
 
 /// What the current device lets a generated kernel use (its shared memory per
-/// block, clusters), for codegen::emitCuda. GRAPHC_CUDA_CLUSTERS=0 leaves clusters
-/// out: each segment then takes one block (to compare the two plans).
+/// block), for codegen::emitCuda.
 codegen::CudaTarget currentTarget();
 
 /// A fused kernel ready to launch on the GPU.

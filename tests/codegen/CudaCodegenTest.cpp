@@ -272,27 +272,6 @@ TEST(CudaCodegen, RowsReadInSeveralPassesAreLoadedOnce) {
   expectCompilesForSm90({w4, f64});
 }
 
-/// The sums of exp(x - max) over the rows of f32[rows, cols] (logsumexp but its
-/// log): two reads of each row, the max and the sum.
-std::string sumOfExpText(int64_t rows, int64_t cols) {
-  return fmt::format(R"(graph @lse(%x: f32[{0},{1}]) {{
-  %m = max %x {{axes=[1], keepdims}}
-  %mb = broadcast_to %m {{shape=[{0},{1}]}}
-  %d = sub %x, %mb
-  %e = exp %d
-  %s = sum %e {{axes=[1], keepdims}}
-  return %s
-}})",
-                     rows, cols);
-}
-
-/// An H100's or H200's shared memory without its clusters: the plans of a block per
-/// segment alone (with clusters, rows one block cannot hold in registers span
-/// several blocks: LongRowsSpanAClusterOfBlocks).
-codegen::CudaTarget sm90WithoutClusters() {
-  return {codegen::CudaTarget::sm90().sharedBytes, false};
-}
-
 /// The one kernel of `text` (as a multi-stage case), generated for `target`.
 CudaKernel wholeKernelFor(const std::string& text, codegen::CudaTarget target) {
   std::unique_ptr<ir::Graph> g = ir::parseGraph(text, "rows");
@@ -304,7 +283,7 @@ CudaKernel wholeKernelFor(const std::string& text, codegen::CudaTarget target) {
 
 TEST(CudaCodegen, LongRowsAreCachedInSharedMemoryWhereTheyFit) {
   using testing::withType;
-  const codegen::CudaTarget sm90 = sm90WithoutClusters();
+  const codegen::CudaTarget sm90 = codegen::CudaTarget::sm90();
   // Softmax over rows of 50257 f32 (201028 bytes, padded to 16): loaded once, then
   // the max, the sum and the output pass read shared memory.
   std::string softmax = withType(testing::softmaxText(8, 50257), "f32");
@@ -333,7 +312,15 @@ TEST(CudaCodegen, LongRowsAreCachedInSharedMemoryWhereTheyFit) {
   CudaKernel wide = wholeKernelFor(withType(testing::threeStageText(3, 30001), "f64"), sm90);
   EXPECT_EQ(wide.sharedBytes, 0);
   // Read twice (logsumexp: the max, then the sum): from memory each time.
-  EXPECT_EQ(wholeKernelFor(sumOfExpText(8, 50257), sm90).sharedBytes, 0);
+  std::string lse = R"(graph @lse(%x: f32[8,50257]) {
+  %m = max %x {axes=[1], keepdims}
+  %mb = broadcast_to %m {shape=[8,50257]}
+  %d = sub %x, %mb
+  %e = exp %d
+  %s = sum %e {axes=[1], keepdims}
+  return %s
+})";
+  EXPECT_EQ(wholeKernelFor(lse, sm90).sharedBytes, 0);
   // Rows a lane holds in registers stay there.
   EXPECT_EQ(wholeKernelFor(withType(testing::softmaxText(8, 4096), "f32"), sm90).sharedBytes, 0);
   expectCompilesForSm90({k.source, two.source});
@@ -344,7 +331,7 @@ TEST(CudaCodegen, LongRowsAreCachedInSharedMemoryWhereTheyFit) {
 /// no moments merged. Uncached rows keep the one-pass moments.
 TEST(CudaCodegen, VarOverCachedRowsTakesTwoPasses) {
   using testing::withType;
-  const codegen::CudaTarget sm90 = sm90WithoutClusters();
+  const codegen::CudaTarget sm90 = codegen::CudaTarget::sm90();
   struct Case {
     int64_t cols;
     const char* dtype;
@@ -379,7 +366,7 @@ TEST(CudaCodegen, VarOverCachedRowsTakesTwoPasses) {
 /// f32 points), also where the runs do not tile the row; the rest keep 16 points.
 TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   using testing::withType;
-  const codegen::CudaTarget sm90 = sm90WithoutClusters();
+  const codegen::CudaTarget sm90 = codegen::CudaTarget::sm90();
   auto softmax = [&](int64_t rows, int64_t cols, const char* dtype) {
     return wholeKernelFor(withType(testing::softmaxText(rows, cols), dtype), sm90);
   };
@@ -416,7 +403,8 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   // Rows of 4097 are 1024 vectors and a peeled point: 256 lanes of 17 registers, as
   // rows of 4096 take 256 lanes of 16. A softmax's rows of 16385 at 1024 lanes would
   // take 17 too, one past kCachedPointsPerLane: shared memory holds them.
-  CudaKernel norm4097 = wholeKernelFor(withType(testing::rowNormText(2048, 4097), "f32"), sm90);
+  CudaKernel norm4097 = wholeKernelFor(withType(testing::rowNormText(2048, 4097), "f32"),
+                                       codegen::CudaTarget::sm90());
   EXPECT_EQ(norm4097.blockSize, 256);
   EXPECT_NE(norm4097.source.find("f32 c0[17];"), std::string::npos) << norm4097.source;
   EXPECT_NE(norm4097.source.find("c0[16] = in0[s * L + jp];"), std::string::npos)
@@ -439,7 +427,8 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   // Blocks of 1024 threads keep 16 points a lane but for a softmax-like kernel over
   // rows shared memory would hold once an SM: not rows of 20000 points, not a var.
   EXPECT_GT(softmax(2048, 20000, "f32").sharedBytes, 0);
-  CudaKernel norm = wholeKernelFor(withType(testing::rowNormText(2048, 32768), "f32"), sm90);
+  CudaKernel norm = wholeKernelFor(withType(testing::rowNormText(2048, 32768), "f32"),
+                                   codegen::CudaTarget::sm90());
   EXPECT_EQ(norm.source.find("c0[32]"), std::string::npos) << norm.source;
   CudaKernel f64 = softmax(1024, 32768, "f64");
   EXPECT_EQ(f64.source.find("c0["), std::string::npos) << f64.source;
@@ -449,50 +438,6 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   EXPECT_NE(f64Ragged.source.find("if (u / 2 < nr)"), std::string::npos) << f64Ragged.source;
   expectCompilesForSm90({ragged.source, f64Ragged.source, shared.source, odd.source,
                          norm4097.source, odd16385.source});
-}
-
-/// Rows read in several passes that one block cannot hold in registers span a
-/// cluster of 2, 4 or 8 blocks of 256 lanes where the target has clusters: each
-/// lane holds its points in registers, the blocks meet in distributed shared memory.
-TEST(CudaCodegen, LongRowsSpanAClusterOfBlocks) {
-  using testing::withType;
-  const codegen::CudaTarget sm90 = codegen::CudaTarget::sm90();
-  auto softmax = [&](int64_t rows, int64_t cols, const char* dtype) {
-    return wholeKernelFor(withType(testing::softmaxText(rows, cols), dtype), sm90);
-  };
-  // Softmax over 2048 rows of 50257 f32: 12564 vectors and a peeled point, 7 vectors
-  // a lane of 8 x 256 (29 registers).
-  CudaKernel wide = softmax(2048, 50257, "f32");
-  EXPECT_EQ(wide.cluster, 8u);
-  EXPECT_EQ(wide.blockSize, 256u);
-  EXPECT_EQ(wide.sharedBytes, 0);
-  EXPECT_EQ(wide.gridSize % wide.cluster, 0u);
-  EXPECT_NE(wide.source.find("f32 c0[29];"), std::string::npos) << wide.source;
-  EXPECT_NE(wide.source.find("constexpr unsigned CL = 8;"), std::string::npos) << wide.source;
-  // Each stage's combine reads every block's state, in rank order.
-  EXPECT_EQ(occurrences(wide.source, "gc_remote(&q"), 2u * 2u * 2u) << wide.source;
-  // Rows of 16385 take 4 blocks; rows of 32000, which a block of 1024 lanes holds
-  // in registers, one. logsumexp (two reads) spans a cluster too.
-  EXPECT_EQ(softmax(2048, 16385, "f32").cluster, 4u);
-  EXPECT_EQ(softmax(2048, 32000, "f32").cluster, 1u);
-  CudaKernel sums = wholeKernelFor(sumOfExpText(2048, 50257), sm90);
-  EXPECT_EQ(sums.cluster, 8u);
-  EXPECT_EQ(occurrences(sums.source, "(in0 + s * L + h))["), 1u) << sums.source; // read once
-  // Row normalization over 56000 f32 (two passes of var over the registers), and
-  // f64 rows of 30001 that no block's registers or shared memory hold.
-  CudaKernel norm = wholeKernelFor(withType(testing::rowNormText(2048, 56000), "f32"), sm90);
-  EXPECT_EQ(norm.cluster, 8u);
-  EXPECT_NE(norm.source.find("const f64 m"), std::string::npos) << norm.source;
-  CudaKernel f64 = wholeKernelFor(withType(testing::threeStageText(3, 30001), "f64"), sm90);
-  EXPECT_EQ(f64.cluster, 8u);
-  EXPECT_EQ(f64.gridSize, 3u * 8u);
-  // Rows one block holds stay in one block; without clusters nothing spans them.
-  EXPECT_EQ(softmax(2048, 4096, "f32").cluster, 1u);
-  EXPECT_EQ(
-      wholeKernelFor(withType(testing::softmaxText(2048, 50257), "f32"), sm90WithoutClusters())
-          .cluster,
-      1u);
-  expectCompilesForSm90({wide.source, sums.source, norm.source, f64.source});
 }
 
 TEST(CudaCodegen, MultiStageKernels) {
@@ -511,14 +456,9 @@ TEST(CudaCodegen, MultiStageKernels) {
       EXPECT_EQ(count("for (idx j =") + count("for (int u =") - (cached ? 1 : 0),
                 static_cast<size_t>(c.stages) + 1)
           << src;
-      if (a[0].launch == CudaKernel::Launch::BlockPerSegment && a[0].cluster == 1) {
+      if (a[0].launch == CudaKernel::Launch::BlockPerSegment) {
         // Each stage's combine and the end of the segment.
         EXPECT_EQ(count("__syncthreads()"), static_cast<size_t>(c.stages) + 1) << src;
-      } else if (a[0].launch == CudaKernel::Launch::BlockPerSegment) {
-        // Each stage's combine, in the block and over the cluster; the end of the
-        // segment over the cluster.
-        EXPECT_EQ(count("__syncthreads()"), static_cast<size_t>(c.stages)) << src;
-        EXPECT_EQ(count("gc_cluster_sync();"), static_cast<size_t>(c.stages) + 1) << src;
       }
     }
 }

@@ -299,19 +299,15 @@ TEST(CudaKernel, SoftmaxOverRowsWithInfinitiesAndNaNs) {
     }
 }
 
-TEST(CudaKernel, LongRowsAreLoadedOnce) {
+TEST(CudaKernel, LongRowsAreCachedInSharedMemory) {
   GRAPHC_REQUIRE_GPU();
-  // Rows of 50257 f32 span a cluster of 8 blocks where the GPU has clusters (an
-  // H100's or H200's), each lane's points in registers; without clusters they fit
-  // the 227 KB of shared memory a block of such a GPU may use. Either way the
-  // kernel loads each row once.
+  // Rows of 50257 f32 (201040 bytes) fit the 227 KB a block of an H100 or H200 may
+  // use: there the kernel loads each row once, into shared memory.
   codegen::CudaTarget target = cuda::currentTarget();
   for (const testing::MultiStageCase& c : testing::multiStageCases("f32")) {
     if (c.name == "softmax_50257") {
       CudaFusedKernel gpu(multiStageKernel(c));
-      if (target.clusters) {
-        EXPECT_EQ(gpu.cuda().cluster, 8u);
-      } else if (target.sharedBytes >= codegen::CudaTarget::sm90().sharedBytes) {
+      if (target.sharedBytes >= codegen::CudaTarget::sm90().sharedBytes) {
         EXPECT_EQ(gpu.cuda().sharedBytes, 201040);
       }
       EXPECT_TRUE(expectSameAsCpu(gpu.kernel(), c.name, 17));
@@ -319,9 +315,9 @@ TEST(CudaKernel, LongRowsAreLoadedOnce) {
   }
 }
 
-/// Runs `k` with its own grid and with `grid` blocks, or clusters of blocks (each
-/// then walks several segments, reusing its shared memory) on the same inputs;
-/// true when every output is bitwise the same.
+/// Runs `k` with its own grid and with `grid` blocks (each block then walks several
+/// segments, reusing its shared memory) on the same inputs; true when every output
+/// is bitwise the same.
 bool sameWithGrid(const Kernel& k, unsigned grid, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<DeviceBuffer> in;
@@ -348,7 +344,7 @@ bool sameWithGrid(const Kernel& k, unsigned grid, uint64_t seed) {
       gpu.launch(inPtrs, outPtrs, nullptr, nullptr);
     } else {
       cuda::KernelLaunch l = gpu.launchOf(inPtrs, outPtrs, nullptr);
-      l.config.grid = dim3(grid * gpu.cuda().cluster);
+      l.config.grid = dim3(grid);
       l.enqueue(nullptr);
     }
     GRAPHC_CUDA_CHECK(cudaDeviceSynchronize());
@@ -496,38 +492,6 @@ TEST(CudaKernel, RowNormalizationOverLongRows) {
       for (int64_t c = 0; c < cols; ++c)
         ASSERT_NEAR(out.at(r * cols + c), (x[r * cols + c] - mean) / sd, 2e-3)
             << "row " << r << " column " << c;
-    }
-  }
-}
-
-/// Every kind of accumulator combined over a cluster's blocks (rows of 30000 that
-/// a block's registers cannot hold, read in several passes): argmax's (value,
-/// position) pairs, float min, sums, and integer max, against the CPU: the same
-/// positions and ties as one block would give.
-TEST(CudaKernel, ClustersCombineEveryAccumulator) {
-  GRAPHC_REQUIRE_GPU();
-  for (const char* dtype : {"f32", "i32"}) {
-    SCOPED_TRACE(dtype);
-    std::string text = fmt::format(R"(graph @acc(%x: {0}[5,30000]) {{
-  %a = argmax %x {{axes=[1], keepdims}}
-  %m = min %x {{axes=[1], keepdims}}
-  %s = sum %x {{axes=[1], keepdims}}
-  %mb = broadcast_to %m {{shape=[5,30000]}}
-  %sb = broadcast_to %s {{shape=[5,30000]}}
-  %d = sub %x, %mb
-  %y = add %d, %sb
-  return %y, %a
-}})",
-                                   dtype);
-    std::vector<Kernel> kernels = kernelsOfText(text);
-    bool spans = false;
-    for (const Kernel& k : kernels) {
-      spans = spans || CudaFusedKernel(k).cuda().cluster > 1;
-      EXPECT_TRUE(expectSameAsCpu(k, "accumulators", 21));
-      EXPECT_TRUE(sameWithGrid(k, 1, 22));
-    }
-    if (cuda::currentTarget().clusters) {
-      EXPECT_TRUE(spans);
     }
   }
 }

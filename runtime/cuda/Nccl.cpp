@@ -102,7 +102,7 @@ int ncclVersion() {
   return version;
 }
 
-NcclCommunicator::NcclCommunicator(int ranks) {
+NcclCommunicator::NcclCommunicator(int ranks) : ranks_(ranks) {
   int devices = 0;
   GRAPHC_CUDA_CHECK(cudaGetDeviceCount(&devices));
   if (ranks < 1 || ranks > devices)
@@ -112,14 +112,15 @@ NcclCommunicator::NcclCommunicator(int ranks) {
 }
 
 NcclCommunicator::~NcclCommunicator() {
+  std::lock_guard<std::mutex> lock(mutex_);
   destroy();
 }
 
 void NcclCommunicator::initialize() {
-  std::vector<int> devices(comms_.size());
+  std::vector<int> devices(ranks_);
   std::iota(devices.begin(), devices.end(), 0);
-  std::vector<ncclComm_t> comms(comms_.size());
-  check(api().commInitAll(comms.data(), size(), devices.data()), "ncclCommInitAll");
+  std::vector<ncclComm_t> comms(ranks_);
+  check(api().commInitAll(comms.data(), ranks_, devices.data()), "ncclCommInitAll");
   comms_.assign(comms.begin(), comms.end());
   failed_ = -1;
 }
@@ -133,6 +134,7 @@ void NcclCommunicator::destroy() {
 }
 
 void NcclCommunicator::abort(int rank) {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (failed_ >= 0)
     return;
   failed_ = rank;
@@ -144,6 +146,7 @@ void NcclCommunicator::abort(int rank) {
 }
 
 void NcclCommunicator::reset() {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (failed_ < 0)
     return;
   destroy();
@@ -152,10 +155,15 @@ void NcclCommunicator::reset() {
 
 void NcclCommunicator::enqueue(int rank, const void* in, void* out, int64_t count, ir::DType t,
                                Reduction reduction, cudaStream_t stream) const {
-  if (failed_ >= 0 || !comms_.at(rank))
-    throw AbortedError(fmt::format("all_reduce on rank {}: rank {} failed", rank, failed_));
+  void* comm = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failed_ >= 0)
+      throw AbortedError(fmt::format("all_reduce on rank {}: rank {} failed", rank, failed_));
+    comm = comms_.at(rank);
+  }
   check(api().allReduce(in, out, static_cast<size_t>(count), ncclType(t), ncclOp(reduction, t),
-                        static_cast<ncclComm_t>(comms_[rank]), stream),
+                        static_cast<ncclComm_t>(comm), stream),
         "ncclAllReduce");
 }
 

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace graphc::cuda {
@@ -33,7 +34,7 @@ public:
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
-  int size() const override { return static_cast<int>(comms_.size()); }
+  int size() const override { return ranks_; }
   bool inProcess() const override { return true; }
   /// Host arrays: `x` goes to rank `rank`'s GPU and the reduction comes back.
   Array allReduce(int rank, const Array& x, Reduction reduction) override;
@@ -52,6 +53,10 @@ private:
   void initialize();
   void destroy();
 
+  /// Guards comms_ and failed_: a failing rank's thread aborts the group while the
+  /// others' threads enqueue (each call then runs on the communicator it read).
+  mutable std::mutex mutex_;
+  const int ranks_;
   std::vector<void*> comms_; ///< ncclComm_t by rank
   int failed_ = -1;          ///< the rank that aborted the group, or -1
 };

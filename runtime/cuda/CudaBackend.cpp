@@ -437,12 +437,18 @@ public:
     return std::make_unique<CudaExecutable>(g);
   }
   /// Ranks meet through NCCL, rank r on GPU r; rank 0 alone so far, as every lane
-  /// and pool of an executable is on GPU 0 (docs/sharding.md).
+  /// and pool of an executable is on GPU 0 (docs/sharding.md). One rank needs no
+  /// NCCL: where it cannot be loaded, an all_reduce over one rank is its operand.
   std::shared_ptr<Communicator> communicator(int ranks) override {
     if (ranks > 1)
       throw Error(fmt::format("the cuda backend runs one rank per process so far ({} asked): "
                               "its executables use GPU 0 alone",
                               ranks));
+    try {
+      ncclVersion();
+    } catch (const Error&) {
+      return Backend::communicator(ranks);
+    }
     return std::make_shared<NcclCommunicator>(ranks);
   }
   std::unique_ptr<Executable> compileRank(const ir::Graph& g, const RankOf& rank) override {

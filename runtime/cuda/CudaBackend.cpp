@@ -444,11 +444,8 @@ public:
       throw Error(fmt::format("the cuda backend runs one rank per process so far ({} asked): "
                               "its executables use GPU 0 alone",
                               ranks));
-    try {
-      ncclVersion();
-    } catch (const Error&) {
+    if (!ncclUnavailableReason().empty())
       return Backend::communicator(ranks);
-    }
     return std::make_shared<NcclCommunicator>(ranks);
   }
   std::unique_ptr<Executable> compileRank(const ir::Graph& g, const RankOf& rank) override {

@@ -12,7 +12,6 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <nccl.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -102,6 +101,17 @@ int ncclVersion() {
   return version;
 }
 
+std::string ncclUnavailableReason() noexcept {
+  try {
+    ncclVersion();
+    return "";
+  } catch (const Error& e) {
+    return e.message();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
 NcclCommunicator::NcclCommunicator(int ranks) : ranks_(ranks) {
   int devices = 0;
   GRAPHC_CUDA_CHECK(cudaGetDeviceCount(&devices));
@@ -113,22 +123,22 @@ NcclCommunicator::NcclCommunicator(int ranks) : ranks_(ranks) {
 
 NcclCommunicator::~NcclCommunicator() {
   std::lock_guard<std::mutex> lock(mutex_);
-  destroy();
+  release(api().commDestroy);
 }
 
 void NcclCommunicator::initialize() {
   std::vector<int> devices(ranks_);
   std::iota(devices.begin(), devices.end(), 0);
-  std::vector<ncclComm_t> comms(ranks_);
+  std::vector<ncclComm_t> comms(ranks_); // comms_ keeps its null ones where this fails
   check(api().commInitAll(comms.data(), ranks_, devices.data()), "ncclCommInitAll");
-  comms_.assign(comms.begin(), comms.end());
+  comms_ = std::move(comms);
   failed_ = -1;
 }
 
-void NcclCommunicator::destroy() {
-  for (void*& c : comms_)
+void NcclCommunicator::release(ncclResult_t (*how)(ncclComm_t)) {
+  for (ncclComm_t& c : comms_)
     if (c) {
-      (failed_ >= 0 ? api().commAbort : api().commDestroy)(static_cast<ncclComm_t>(c));
+      how(c);
       c = nullptr;
     }
 }
@@ -138,24 +148,18 @@ void NcclCommunicator::abort(int rank) {
   if (failed_ >= 0)
     return;
   failed_ = rank;
-  for (void*& c : comms_)
-    if (c) {
-      api().commAbort(static_cast<ncclComm_t>(c));
-      c = nullptr;
-    }
+  release(api().commAbort);
 }
 
 void NcclCommunicator::reset() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (failed_ < 0)
-    return;
-  destroy();
-  initialize();
+  if (failed_ >= 0) // the aborted communicators are gone: a new group
+    initialize();
 }
 
 void NcclCommunicator::enqueue(int rank, const void* in, void* out, int64_t count, ir::DType t,
                                Reduction reduction, cudaStream_t stream) const {
-  void* comm = nullptr;
+  ncclComm_t comm = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (failed_ >= 0)
@@ -163,7 +167,7 @@ void NcclCommunicator::enqueue(int rank, const void* in, void* out, int64_t coun
     comm = comms_.at(rank);
   }
   check(api().allReduce(in, out, static_cast<size_t>(count), ncclType(t), ncclOp(reduction, t),
-                        static_cast<ncclComm_t>(comm), stream),
+                        comm, stream),
         "ncclAllReduce");
 }
 
@@ -171,18 +175,11 @@ Array NcclCommunicator::allReduce(int rank, const Array& x, Reduction reduction)
   Array host = x.contiguous();
   int64_t bytes = host.type().bytes();
   ScopedDevice on(rank);
-  void* device = nullptr;
-  GRAPHC_CUDA_CHECK(cudaMalloc(&device, std::max<int64_t>(bytes, 1)));
+  DeviceBuffer device(DevicePool::forDevice(rank), std::max<int64_t>(bytes, 1), nullptr);
   Array out = Array::empty(host.dtype(), host.shape());
-  try {
-    GRAPHC_CUDA_CHECK(cudaMemcpy(device, host.rawData(), bytes, cudaMemcpyHostToDevice));
-    enqueue(rank, device, device, host.numel(), host.dtype(), reduction, nullptr);
-    GRAPHC_CUDA_CHECK(cudaMemcpy(out.rawData(), device, bytes, cudaMemcpyDeviceToHost));
-  } catch (...) {
-    cudaFree(device);
-    throw;
-  }
-  GRAPHC_CUDA_CHECK(cudaFree(device));
+  GRAPHC_CUDA_CHECK(cudaMemcpy(device.data(), host.rawData(), bytes, cudaMemcpyHostToDevice));
+  enqueue(rank, device.data(), device.data(), host.numel(), host.dtype(), reduction, nullptr);
+  GRAPHC_CUDA_CHECK(cudaMemcpy(out.rawData(), device.data(), bytes, cudaMemcpyDeviceToHost));
   return out;
 }
 

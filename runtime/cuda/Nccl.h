@@ -14,10 +14,12 @@
 #include "runtime/core/Collective.h"
 
 #include <cuda_runtime_api.h>
+#include <nccl.h>
 
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace graphc::cuda {
@@ -51,18 +53,22 @@ public:
 
 private:
   void initialize();
-  void destroy();
+  /// Gives every communicator back by `how` (ncclCommDestroy or ncclCommAbort).
+  void release(ncclResult_t (*how)(ncclComm_t));
 
   /// Guards comms_ and failed_: a failing rank's thread aborts the group while the
   /// others' threads enqueue (each call then runs on the communicator it read).
   mutable std::mutex mutex_;
   const int ranks_;
-  std::vector<void*> comms_; ///< ncclComm_t by rank
-  int failed_ = -1;          ///< the rank that aborted the group, or -1
+  std::vector<ncclComm_t> comms_; ///< by rank
+  int failed_ = -1;               ///< the rank that aborted the group, or -1
 };
 
 /// The NCCL version loaded (e.g. 22809 for 2.28.9); loads it. Throws graphc::Error
 /// saying what was tried when NCCL cannot be loaded.
 int ncclVersion();
+
+/// Why NCCL cannot be loaded, or "" when it can (then it is). Never throws.
+std::string ncclUnavailableReason() noexcept;
 
 } // namespace graphc::cuda

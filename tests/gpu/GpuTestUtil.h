@@ -20,7 +20,6 @@
 
 #include <cstdlib>
 #include <random>
-#include <string>
 #include <vector>
 
 /// Skips the current test when there is no CUDA device.
@@ -33,22 +32,12 @@
 /// Skips the test where NCCL cannot be loaded (runtime/cuda/Nccl.h), saying why.
 #define GRAPHC_REQUIRE_NCCL()                                                                      \
   do {                                                                                             \
-    std::string why_ = ::graphc::testing::ncclMissing();                                           \
+    std::string why_ = ::graphc::cuda::ncclUnavailableReason();                                    \
     if (!why_.empty())                                                                             \
       GTEST_SKIP() << why_;                                                                        \
   } while (0)
 
 namespace graphc::testing {
-
-/// Why NCCL cannot be loaded, or "" when it can.
-inline std::string ncclMissing() {
-  try {
-    cuda::ncclVersion();
-    return "";
-  } catch (const Error& e) {
-    return e.message();
-  }
-}
 
 /// A device copy of a host vector of doubles.
 class DeviceArray {

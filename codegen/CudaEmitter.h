@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace graphc::codegen::detail {
@@ -25,6 +26,9 @@ constexpr int64_t kCachedPointsPerLane = 16;
 /// On an H200, softmax over rows of 32768 f32 so took 0.158 ms, against 0.241 from
 /// shared memory (bench/results/2026-12-03-h200-f703fb3-rows.jsonl).
 constexpr int64_t kCachedRegisters = 32;
+/// The points a lane pushes at once to an online sum (gc_online_push) where they
+/// are not in its registers: as many loads in flight.
+constexpr int64_t kOnlineGroup = 8;
 /// The most shared memory one reduction of a block-per-segment kernel takes for
 /// combining its warps: w<N>[BS / 32] of at most 32 bytes (gc_moments), BS <= 1024.
 constexpr int64_t kSharedPerReduction = 32 * 32;
@@ -76,6 +80,7 @@ enum Helper : unsigned {
   kIntPow = 16,
   kMoments = 32,
   kExtreme = 64,
+  kOnline = 128,
 };
 
 /// Lines of code at an indentation depth.
@@ -132,7 +137,8 @@ struct Accumulator {
 /// entry points.
 class Emitter {
 public:
-  Emitter(const Kernel& k, const CudaTarget& target) : k_(k), target_(target) {
+  Emitter(const Kernel& k, const CudaTarget& target)
+      : k_(k), online_(k.insts.size(), -1), target_(target) {
     int64_t most = ir::numElements(k.domain);
     for (const ir::Value& v : k.inputs)
       most = std::max(most, v.type().numel());
@@ -184,6 +190,8 @@ private:
   struct RowPlan;
   class Segment;
   RowPlan planRows(const CudaKernel& ck, const Passes& ps, bool multiPass) const;
+  /// The launch form (into `ck`), the passes and the row plan of a reduction kernel.
+  std::pair<Passes, RowPlan> planReduction(CudaKernel& ck) const;
   /// By input: read at every point in the domain's order (rows a kernel may cache).
   std::vector<bool> rowLoads() const;
   /// The points of the vectors the `cached` rows and the domain outputs would go by
@@ -195,6 +203,11 @@ private:
   void combineLanes(Code& c, CudaKernel::Launch launch, bool even, llvm::ArrayRef<int> reduces);
   std::string reducedValue(int r) const;
   Accumulator accumulator(int reduce);
+  /// Pairs the online sums with their maxes (online_), each sum moved to its max's
+  /// stage; false where there are none.
+  bool pairOnlineSums();
+  /// True for the max of an online pair (pushed and combined with its sum).
+  bool isOnlineMax(int r) const { return online_[r] >= 0 && k_.insts[r].node->op() == Op::Max; }
   bool isIdentity(const Inst& load) const {
     return load.strides == denseStrides(k_.shape(load.space));
   }
@@ -219,7 +232,13 @@ private:
     return [this, index](int i) { return fmt::format("in{}[{}]", k_.insts[i].input, index(i)); };
   }
 
-  const Kernel& k_;
+  /// The kernel, its online sums moved to their max's stage (pairOnlineSums).
+  Kernel k_;
+  /// By instruction: a max and a sum of the exponentials of the max's operand minus
+  /// the max name each other, -1 elsewhere. The pair takes one pass (the online
+  /// softmax of Milakov and Gimelshein, 2018): the sum is kept against the running
+  /// max and rescaled as that grows.
+  std::vector<int> online_;
   CudaTarget target_;
   bool wide_ = false; ///< 64-bit indices
   /// var in two passes over the cached rows: the mean, then the squared deviations

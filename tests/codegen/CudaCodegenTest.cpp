@@ -294,13 +294,16 @@ TEST(CudaCodegen, LongRowsAreCachedInSharedMemoryWhereTheyFit) {
       << k.source;
   EXPECT_EQ(occurrences(k.source, "in0["), 1u) << k.source;
   EXPECT_EQ(occurrences(k.source, "c0[j]"), 4u) << k.source; // the load and three passes
-  // No target, or one too small for the row: each pass reads memory.
+  // No target, or one too small for the row: each pass reads memory, the max and
+  // the sum in one (an online sum), then the output pass.
   for (codegen::CudaTarget small : {codegen::CudaTarget{}, codegen::CudaTarget{100 << 10}}) {
     CudaKernel plain = wholeKernelFor(softmax, small);
     EXPECT_EQ(plain.sharedBytes, 0);
     EXPECT_EQ(plain.source.find("gc_rows"), std::string::npos);
-    EXPECT_EQ(occurrences(plain.source, "in0["), 3u) << plain.source;
+    EXPECT_EQ(occurrences(plain.source, "in0["), 2u) << plain.source;
+    EXPECT_EQ(occurrences(plain.source, "gc_online_push(a"), 1u) << plain.source;
   }
+  EXPECT_EQ(k.source.find("gc_online_push"), std::string::npos) << k.source;
   // The limit holds the row and each reduction's 1 KB for combining warps (two here).
   EXPECT_EQ(wholeKernelFor(softmax, codegen::CudaTarget{201040 + 2048}).sharedBytes, 201040);
   EXPECT_EQ(wholeKernelFor(softmax, codegen::CudaTarget{201040 + 2047}).sharedBytes, 0);
@@ -311,7 +314,7 @@ TEST(CudaCodegen, LongRowsAreCachedInSharedMemoryWhereTheyFit) {
   // f64 rows of 30001 points (240 KB) do not fit: registers cannot hold them either.
   CudaKernel wide = wholeKernelFor(withType(testing::threeStageText(3, 30001), "f64"), sm90);
   EXPECT_EQ(wide.sharedBytes, 0);
-  // Read twice (logsumexp: the max, then the sum): from memory each time.
+  // logsumexp: the max and the sum of exp(x - max) in one pass over memory.
   std::string lse = R"(graph @lse(%x: f32[8,50257]) {
   %m = max %x {axes=[1], keepdims}
   %mb = broadcast_to %m {shape=[8,50257]}
@@ -320,10 +323,13 @@ TEST(CudaCodegen, LongRowsAreCachedInSharedMemoryWhereTheyFit) {
   %s = sum %e {axes=[1], keepdims}
   return %s
 })";
-  EXPECT_EQ(wholeKernelFor(lse, sm90).sharedBytes, 0);
+  CudaKernel lseKernel = wholeKernelFor(lse, sm90);
+  EXPECT_EQ(lseKernel.sharedBytes, 0);
+  EXPECT_EQ(occurrences(lseKernel.source, "in0["), 1u) << lseKernel.source;
+  EXPECT_EQ(occurrences(lseKernel.source, "gc_online_push(a"), 1u) << lseKernel.source;
   // Rows a lane holds in registers stay there.
   EXPECT_EQ(wholeKernelFor(withType(testing::softmaxText(8, 4096), "f32"), sm90).sharedBytes, 0);
-  expectCompilesForSm90({k.source, two.source});
+  expectCompilesForSm90({k.source, two.source, lseKernel.source});
 }
 
 /// A var over rows a block caches (in registers or shared memory) takes two passes
@@ -449,16 +455,21 @@ TEST(CudaCodegen, MultiStageKernels) {
       EXPECT_EQ(a[0].source, b[0].source) << c.name;
       EXPECT_EQ(codegen::launchName(a[0].launch), c.launch) << c.name;
       // One pass per stage, then one for the domain outputs; where a lane's points
-      // are cached in registers, a first loop loads them.
+      // are cached in registers, a first loop loads them. Where they are not, a
+      // softmax's max and sum share a pass (an online sum).
       const std::string& src = a[0].source;
       auto count = [&](const std::string& what) { return occurrences(src, what); };
       bool cached = count("[u] = in") + count("[j] = in") > 0;
-      EXPECT_EQ(count("for (idx j =") + count("for (int u =") - (cached ? 1 : 0),
-                static_cast<size_t>(c.stages) + 1)
+      size_t online = count("gc_online_push(a");
+      EXPECT_EQ(online, !cached && c.name.find("softmax") != std::string::npos ? 1u : 0u) << src;
+      size_t passes = static_cast<size_t>(c.stages) + 1 - online;
+      EXPECT_EQ(count("for (idx j =") + count("for (idx j0 =") + count("for (int u =") -
+                    (cached ? 1 : 0),
+                passes)
           << src;
       if (a[0].launch == CudaKernel::Launch::BlockPerSegment) {
         // Each stage's combine and the end of the segment.
-        EXPECT_EQ(count("__syncthreads()"), static_cast<size_t>(c.stages) + 1) << src;
+        EXPECT_EQ(count("__syncthreads()"), passes) << src;
       }
     }
 }

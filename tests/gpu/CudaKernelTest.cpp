@@ -273,19 +273,28 @@ TEST(CudaKernel, MultiStageKernelsMatchTheCpu) {
 
 TEST(CudaKernel, SoftmaxOverRowsWithInfinitiesAndNaNs) {
   GRAPHC_REQUIRE_GPU();
-  // Softmax with its max and sum as outputs over rows of every launch form: random
-  // rows, rising rows, rows with -inf first, an all -inf row, a NaN, a +inf.
+  // Softmax with its max and sum as outputs, and logsumexp, over rows of every launch
+  // form (the GPU sums exp(x - max) in the max's pass, the CPU after it): random rows,
+  // rising rows, rows with -inf first, an all -inf row, a NaN, a +inf, two +inf.
   constexpr double inf = std::numeric_limits<double>::infinity();
   std::mt19937_64 rng(23);
   std::normal_distribution<double> normal(0, 3);
+  std::string logsumexp = R"(graph @lse(%x: $T[{0},{1}]) {{
+  %m = max %x {{axes=[1], keepdims}}
+  %mb = broadcast_to %m {{shape=[{0},{1}]}}
+  %d = sub %x, %mb
+  %e = exp %d
+  %s = sum %e {{axes=[1], keepdims}}
+  %l = log %s
+  %r = add %l, %m
+  return %r
+}})";
   for (const char* dtype : {"f32", "f64"})
     for (int64_t cols : {5, 70, 3000, 50257}) {
-      SCOPED_TRACE(fmt::format("{} {}", dtype, cols));
-      const int64_t rows = 8;
+      const int64_t rows = 9;
       std::string text = testing::softmaxText(rows, cols);
       text.replace(text.find("return %y"), 9, "return %y, %s, %m");
-      Kernel k = multiStageKernel({"softmax_sums", testing::withType(text, dtype), 1, ""});
-      HostArray x(k.inputs[0].type().dtype, rows * cols);
+      HostArray x(*ir::parseDType(dtype), rows * cols);
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < cols; ++j) {
           double v = r == 1 ? -10 + 20.0 * j / cols : normal(rng);
@@ -295,7 +304,13 @@ TEST(CudaKernel, SoftmaxOverRowsWithInfinitiesAndNaNs) {
         }
       x.set(4 * cols + cols / 3, std::nan(""));
       x.set(5 * cols + cols / 2, inf);
-      EXPECT_TRUE(sameAsCpuOn(k, {x}, Placement::Separate, -1));
+      x.set(8 * cols, inf);
+      x.set(8 * cols + cols - 1, inf);
+      for (const std::string& graph : {text, fmt::format(fmt::runtime(logsumexp), rows, cols)}) {
+        SCOPED_TRACE(fmt::format("{} {}\n{}", dtype, cols, graph));
+        Kernel k = multiStageKernel({"softmax_sums", testing::withType(graph, dtype), 1, ""});
+        EXPECT_TRUE(sameAsCpuOn(k, {x}, Placement::Separate, -1));
+      }
     }
 }
 

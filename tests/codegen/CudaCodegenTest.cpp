@@ -315,14 +315,7 @@ TEST(CudaCodegen, LongRowsAreCachedInSharedMemoryWhereTheyFit) {
   CudaKernel wide = wholeKernelFor(withType(testing::threeStageText(3, 30001), "f64"), sm90);
   EXPECT_EQ(wide.sharedBytes, 0);
   // logsumexp: the max and the sum of exp(x - max) in one pass over memory.
-  std::string lse = R"(graph @lse(%x: f32[8,50257]) {
-  %m = max %x {axes=[1], keepdims}
-  %mb = broadcast_to %m {shape=[8,50257]}
-  %d = sub %x, %mb
-  %e = exp %d
-  %s = sum %e {axes=[1], keepdims}
-  return %s
-})";
+  std::string lse = withType(testing::logSumExpText(8, 50257), "f32");
   CudaKernel lseKernel = wholeKernelFor(lse, sm90);
   EXPECT_EQ(lseKernel.sharedBytes, 0);
   EXPECT_EQ(occurrences(lseKernel.source, "in0["), 1u) << lseKernel.source;

@@ -465,6 +465,13 @@ inline std::string softmaxText(int64_t rows, int64_t cols) {
                      rows, cols);
 }
 
+/// logsumexp over the rows of $T[rows,cols]: softmax's max and sum, then
+/// log(sum) + max.
+inline std::string logSumExpText(int64_t rows, int64_t cols) {
+  std::string text = softmaxText(rows, cols);
+  return text.substr(0, text.find("  %sb = ")) + "  %l = log %s\n  %r = add %l, %m\n  return %r\n}";
+}
+
 /// Row normalization of $T[rows,cols]: (x - mean) / sqrt(var) over each row.
 inline std::string rowNormText(int64_t rows, int64_t cols) {
   return fmt::format(R"(graph @rn(%x: $T[{0},{1}]) {{

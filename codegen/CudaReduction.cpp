@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/CudaEmitter.h"
+#include "support/Error.h"
 
 #include <algorithm>
 
@@ -540,28 +541,27 @@ private:
       Accumulator a = e_.accumulator(r);
       c_.line("{} a{} = {};", a.type, r, a.init);
     }
-    // An online sum's points go to gc_online_push in groups: a lane's points in
-    // registers, else kOnlineGroup of its points at a time (y<r>, -inf past the end).
+    // An online sum's points go to gc_online_push kOnlineGroup at a time (y<r>, -inf
+    // past the end); its rows are not in registers (Emitter::reduction).
     std::vector<int> online;
     for (int r : now)
       if (e_.online_[r] >= 0 && !e_.isOnlineMax(r))
         online.push_back(r);
-    bool inRegisters = rows_.caching && !rows_.shared, grouped = !online.empty() && !inRegisters;
-    int64_t group = inRegisters ? rows_.perLane : kOnlineGroup;
+    bool grouped = !online.empty();
     if (grouped)
-      c_.open(fmt::format("for (idx j0 = {0}; j0 < L; j0 += {1} * {2})", ps_.laneStart, group,
-                          ps_.laneStride));
+      c_.open(fmt::format("for (idx j0 = {0}; j0 < L; j0 += {1} * {2})", ps_.laneStart,
+                          kOnlineGroup, ps_.laneStride));
     for (int r : online) {
       int m = e_.online_[r];
-      c_.line("{} y{}[{}];", ctype(k_.insts[m].dtype), r, group);
+      c_.line("{} y{}[{}];", ctype(k_.insts[m].dtype), r, kOnlineGroup);
       c_.line("#pragma unroll");
-      c_.line("for (int g = 0; g < {}; ++g) y{}[g] = {};", group, r, e_.accumulator(m).init);
+      c_.line("for (int g = 0; g < {}; ++g) y{}[g] = {};", kOnlineGroup, r, e_.accumulator(m).init);
     }
     auto open = [&] {
       if (!grouped)
         return openPoints();
       c_.line("#pragma unroll");
-      c_.open(fmt::format("for (int g = 0; g < {}; ++g)", group));
+      c_.open(fmt::format("for (int g = 0; g < {}; ++g)", kOnlineGroup));
       c_.line("const idx j = j0 + g * {};", ps_.laneStride);
       c_.open("if (j < L)");
     };
@@ -571,7 +571,7 @@ private:
       if (e_.isOnlineMax(r)) // pushed with its sum
         continue;
       if (m >= 0)
-        c_.line("y{}[{}] = {};", r, grouped ? "g" : "u", val(k_.insts[m].args[0]));
+        c_.line("y{}[g] = {};", r, val(k_.insts[m].args[0]));
       else
         c_.line("a{0} = {1};", r,
                 e_.accumulator(r).push(fmt::format("a{}", r), val(k_.insts[r].args[0])));
@@ -807,8 +807,11 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
   // softmax over rows of 16384 f32 went from 0.0987 to 0.1073 ms so, over 50257
   // (shared memory) from 0.3957 to 0.4065.
   auto plan = planReduction(ck);
-  if (!plan.second.caching && pairOnlineSums())
+  if (!plan.second.caching && pairOnlineSums()) {
     plan = planReduction(ck);
+    if (plan.second.caching) // fewer passes cache no more (planRows)
+      throw Error("emitCuda: an online sum over cached rows");
+  }
   auto& [ps, rows] = plan;
   using L = CudaKernel::Launch;
   int64_t segments = ir::numElements(k_.reducedShape);

@@ -802,12 +802,14 @@ std::pair<Emitter::Passes, Emitter::RowPlan> Emitter::planReduction(CudaKernel& 
 }
 
 void Emitter::reduction(Code& c, CudaKernel& ck) {
-  // Online sums where the passes read memory: there they save one. Over rows in
-  // registers or shared memory they save a barrier and cost exponentials; on an H100
-  // softmax over rows of 16384 f32 went from 0.0987 to 0.1073 ms so, over 50257
-  // (shared memory) from 0.3957 to 0.4065.
+  // Online sums where a block's passes read memory: there they save one. Over rows
+  // in registers or shared memory they save a barrier and cost exponentials; on an
+  // H100 softmax over rows of 16384 f32 went from 0.0987 to 0.1073 ms so, over 50257
+  // (shared memory) from 0.3957 to 0.4065. Rows of a warp or a thread, which the L1
+  // may hold between passes, keep their passes until measured.
   auto plan = planReduction(ck);
-  if (!plan.second.caching && pairOnlineSums()) {
+  if (!plan.second.caching && ck.launch == CudaKernel::Launch::BlockPerSegment &&
+      pairOnlineSums()) {
     plan = planReduction(ck);
     if (plan.second.caching) // fewer passes cache no more (planRows)
       throw Error("emitCuda: an online sum over cached rows");

@@ -23,12 +23,9 @@ bool Emitter::pairOnlineSums() {
   };
   for (size_t i = 0; i < k_.insts.size(); ++i) {
     Inst& inst = k_.insts[i];
-    inst.stage = 0;
-    for (int a : inst.args)
-      inst.stage = std::max(inst.stage, k_.insts[a].stage);
+    inst.stage = Kernel::stageOf(k_.insts, inst);
     if (inst.kind != Inst::Kind::Reduce)
       continue;
-    ++inst.stage;
     // sum(exp(sub(y, segment(max(y))))) over floats: the max first pushed with its sum.
     int e = inst.args[0];
     if (inst.node->op() != Op::Sum || !computes(e, Op::Exp) ||

@@ -145,10 +145,7 @@ private:
   }
 
   int add(Inst inst) {
-    for (int a : inst.args)
-      inst.stage = std::max(inst.stage, k_.insts[a].stage);
-    if (inst.kind == Inst::Kind::Reduce)
-      ++inst.stage;
+    inst.stage = Kernel::stageOf(k_.insts, inst);
     k_.insts.push_back(std::move(inst));
     return static_cast<int>(k_.insts.size()) - 1;
   }
@@ -415,6 +412,13 @@ void markNeeded(const Kernel& k, int inst, std::vector<bool>& needed) {
     if (k.insts[i].kind != Inst::Kind::Segment)
       work.insert(work.end(), k.insts[i].args.begin(), k.insts[i].args.end());
   }
+}
+
+int Kernel::stageOf(const std::vector<Inst>& insts, const Inst& inst) {
+  int stage = 0;
+  for (int a : inst.args)
+    stage = std::max(stage, insts[a].stage);
+  return inst.kind == Inst::Kind::Reduce ? stage + 1 : stage;
 }
 
 int Kernel::stages() const {

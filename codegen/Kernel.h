@@ -110,6 +110,9 @@ struct Kernel {
   bool hasReduction() const { return reduces; }
   /// The number of reduction stages (layernorm's variance waits for its mean: 2).
   int stages() const;
+  /// The stage of `inst` from its operands' among `insts`: their highest, one more
+  /// for a Reduce.
+  static int stageOf(const std::vector<Inst>& insts, const Inst& inst);
   /// The shape of a space.
   const ir::Shape& shape(Space s) const { return s == Space::Domain ? domain : reducedShape; }
   /// Elements per segment (1 without a reduction).

@@ -97,6 +97,10 @@ SyrkRoute chooseSyrkRoute(const RoutePolicy& p, int64_t batch, int64_t n, int64_
   return n <= p.gemmSyrkMaxN ? SyrkRoute::Gemm : SyrkRoute::Syrk;
 }
 
+bool preferBlockedSolve(const RoutePolicy& p, int64_t n, int64_t columns) {
+  return n >= p.blockedSolveMinN ? columns >= 2 : columns >= p.blockedSolveManyColumns;
+}
+
 size_t chooseDeferredLanes(const RoutePolicy& p, int64_t laneBytes) {
   int64_t fit = p.deferredLanesBytes / std::max<int64_t>(laneBytes, 1);
   return static_cast<size_t>(std::clamp<int64_t>(fit, 1, p.deferredMaxLanes));

@@ -128,6 +128,14 @@ struct RoutePolicy {
   /// cuSOLVER per item (f64 solves: 4096 x 32 take 335 ms looped, 0.24 ms batched;
   /// 512 x 128 163 ms against 0.70); not measured above 128.
   int64_t batchedFactorMaxN = 128;
+  /// Triangular solves of a triangle of at least this order with two or more
+  /// right-hand sides go by blocks through gemm (runtime/cuda/BlockedSolve.h), and
+  /// smaller ones with blockedSolveManyColumns or more: at n = 3000, f64, H200,
+  /// 0.47 / 0.55 / 0.37 / 0.82 ms for 8 / 32 / 256 / 3000 right-hand sides, against
+  /// trsm's 0.55 / 1.4 / - / 1.98; n = 128 with 16384: trsm 0.06-0.15 ms, a gemm with
+  /// the inverse 0.026. The crossovers are not measured.
+  int64_t blockedSolveMinN = 1024;
+  int64_t blockedSolveManyColumns = 4096;
   /// f32 gemm, syrk and blocked triangular solves with every dimension at least
   /// this run in f64 where the f64 tensor cores are faster: at n = 3000 sgemm takes
   /// 1.28 ms against dgemm's 0.92, syrk 0.70 against 0.52, the blocked solve 1.03
@@ -206,6 +214,10 @@ enum class SyrkRoute {
 /// The route of that syrk, given the widest X'X the tall Gram takes.
 SyrkRoute chooseSyrkRoute(const RoutePolicy& p, int64_t batch, int64_t n, int64_t k, bool transpose,
                           int64_t tallGramMaxN);
+
+/// True when a triangular solve with an n x n triangle and `columns` right-hand
+/// sides (rows, on the right side) goes by blocks through gemm rather than trsm.
+bool preferBlockedSolve(const RoutePolicy& p, int64_t n, int64_t columns);
 
 /// The deferred lanes of a program whose lane holds `laneBytes` of device memory:
 /// from 1 to deferredMaxLanes.

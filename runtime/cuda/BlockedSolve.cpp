@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/BlockedSolve.h"
 
+#include "passes/RoutePolicy.h"
+
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/Routines.h"
 #include "runtime/cuda/SmallBatched.h"
@@ -95,9 +97,7 @@ private:
 } // namespace
 
 bool solvesByBlocks(const BlockedSolve& s) {
-  constexpr int64_t kMinSize = 1024, kMinRightHandSides = 2, kManyRightHandSides = 4096;
-  int64_t rhs = s.left ? s.n : s.m;
-  return (s.size() >= kMinSize ? rhs >= kMinRightHandSides : rhs >= kManyRightHandSides) &&
+  return passes::preferBlockedSolve(passes::RoutePolicy::gpu(), s.size(), s.left ? s.n : s.m) &&
          s.m <= INT32_MAX && s.n <= INT32_MAX;
 }
 

@@ -46,11 +46,8 @@ struct BlockedSolve {
   int64_t size() const { return left ? m : n; }
 };
 
-/// True when solveByBlocks() beats cuBLAS's trsm for `s`: large triangles with two
-/// or more right-hand sides (at n = 3000, f64, H200: 0.47 / 0.55 / 0.37 / 0.82 ms for
-/// 8 / 32 / 256 / 3000 right-hand sides, against trsm's 0.55 / 1.4 / - / 1.98), and
-/// smaller ones with thousands (n = 128 with 16384: trsm takes 0.06-0.15 ms, a gemm
-/// with the inverse 0.026). Otherwise trsm; the crossovers are not measured.
+/// True when `s` goes through solveByBlocks() rather than cuBLAS's trsm
+/// (passes::preferBlockedSolve, and sizes that fit cuBLAS's int).
 bool solvesByBlocks(const BlockedSolve& s);
 
 /// The T elements of workspace solveByBlocks() needs for `s`.

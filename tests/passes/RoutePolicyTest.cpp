@@ -141,5 +141,17 @@ TEST(RoutePolicy, SyrkRoutesByShape) {
   EXPECT_EQ(route(1, 3000, 3000, true), SyrkRoute::Syrk);
 }
 
+/// Large triangles by blocks from two right-hand sides on, smaller ones only with
+/// thousands; one vector never (SmallBatched::solveVector takes it).
+TEST(RoutePolicy, BlockedSolvesByTriangleAndColumns) {
+  const RoutePolicy& p = RoutePolicy::gpu();
+  EXPECT_TRUE(preferBlockedSolve(p, 3000, 3000));
+  EXPECT_TRUE(preferBlockedSolve(p, 1024, 2));
+  EXPECT_FALSE(preferBlockedSolve(p, 1024, 1));
+  EXPECT_FALSE(preferBlockedSolve(p, 1023, 4095));
+  EXPECT_TRUE(preferBlockedSolve(p, 128, 4096));
+  EXPECT_TRUE(preferBlockedSolve(p, 64, 100000));
+}
+
 } // namespace
 } // namespace graphc::passes

@@ -5,7 +5,6 @@
 #include "support/Error.h"
 
 #include <algorithm>
-#include <cmath>
 #include <fmt/format.h>
 
 namespace graphc::ir {
@@ -117,18 +116,6 @@ void requireSameDType(const Rule& rule, const TensorType& a, const TensorType& b
                dtypeName(b.dtype).str());
 }
 
-/// A constant's or full's values for an integer type: finite and, truncated toward
-/// zero as the conversion to the type goes, in its range (elsewhere the conversion
-/// is undefined).
-void requireIntegerValues(const Rule& rule, llvm::ArrayRef<double> values, const TensorType& t) {
-  if (!isInteger(t.dtype))
-    return;
-  const double bound = t.dtype == DType::I32 ? 0x1p31 : 0x1p63; // -min, max + 1
-  for (double v : values)
-    rule.require(std::isfinite(v) && std::trunc(v) >= -bound && std::trunc(v) < bound,
-                 "value {} is out of the range of {}", v, dtypeName(t.dtype).str());
-}
-
 TensorType checkSource(Op op, const Rule& rule, const Attrs& attrs,
                        llvm::ArrayRef<TensorType> given) {
   rule.require(given.size() == 1, "a source op needs its result type (`: f64[2,3]`)");
@@ -138,7 +125,6 @@ TensorType checkSource(Op op, const Rule& rule, const Attrs& attrs,
     size_t n = attrs.getFloats("value").size();
     rule.require(static_cast<int64_t>(n) == t.numel(),
                  "value has {} elements but the type {} has {}", n, t.str(), t.numel());
-    requireIntegerValues(rule, attrs.getFloats("value"), t);
     break;
   }
   case Op::Iota: {
@@ -152,10 +138,8 @@ TensorType checkSource(Op op, const Rule& rule, const Attrs& attrs,
     rule.require(t.rank() >= 2, "eye needs a type of rank >= 2, not {}", t.str());
     rule.require(isNumeric(t.dtype), "eye needs a numeric type, not {}", t.str());
     break;
-  case Op::Full:
-    requireIntegerValues(rule, {attrs.getFloat("value")}, t);
-    break;
   case Op::Parameter:
+  case Op::Full:
   GRAPHC_ELEMENTWISE_CASES:
   GRAPHC_SHAPE_CASES:
   GRAPHC_REDUCE_CASES:

@@ -3,7 +3,6 @@
 
 #include "support/Error.h"
 
-#include <cmath>
 #include <gtest/gtest.h>
 
 namespace graphc::ir {
@@ -92,32 +91,6 @@ TEST(Infer, Sources) {
   EXPECT_EQ(errorOf(Op::Eye, {}, {}), "eye(): a source op needs its result type (`: f64[2,3]`)");
   EXPECT_EQ(errorOf(Op::Constant, {}, Attrs{{"value", std::vector<double>{1}}}, {f64({2})}),
             "constant(): value has 1 elements but the type f64[2] has 2");
-}
-
-/// An integer constant's or full's values convert (truncated toward zero) into the
-/// type's range, or fail: the conversion of NaN, an infinity or 2^31 to i32 is
-/// undefined in C++.
-TEST(Infer, IntegerSourcesHoldTheirValues) {
-  auto constant = [](std::vector<double> v, DType t) {
-    int64_t n = static_cast<int64_t>(v.size());
-    return errorOf(Op::Constant, {}, Attrs{{"value", std::move(v)}}, {TensorType{t, {n}}});
-  };
-  auto full = [](double v, DType t) {
-    return errorOf(Op::Full, {}, Attrs{{"value", v}}, {TensorType{t, {2}}});
-  };
-  EXPECT_EQ(constant({1.5, -2147483648.9, 2147483647.9}, DType::I32), "");
-  EXPECT_EQ(constant({-0x1p63, 0x1p63 - 1024}, DType::I64), "");
-  EXPECT_EQ(constant({2, NAN}, DType::I64), "constant(): value nan is out of the range of i64");
-  EXPECT_EQ(constant({0x1p31}, DType::I32),
-            "constant(): value 2147483648 is out of the range of i32");
-  EXPECT_EQ(constant({0x1p63}, DType::I64),
-            "constant(): value 9.223372036854776e+18 is out of the range of i64");
-  EXPECT_EQ(full(-INFINITY, DType::I32), "full(): value -inf is out of the range of i32");
-  EXPECT_EQ(full(-2147483649.0, DType::I32),
-            "full(): value -2147483649 is out of the range of i32");
-  // Floats and bools take any value.
-  EXPECT_EQ(constant({NAN, INFINITY}, DType::F32), "");
-  EXPECT_EQ(full(NAN, DType::Bool), "");
 }
 
 TEST(Infer, GivenTypesAreChecked) {

@@ -15,6 +15,7 @@
 
 #include "ir/Formulas.h"
 #include "ir/OpCases.h"
+#include "ir/Scalar.h"
 #include "support/Error.h"
 
 #include "llvm/IR/Intrinsics.h"
@@ -50,10 +51,9 @@ llvm::Constant* constantOf(llvm::LLVMContext& c, DType t, double value) {
         ty, t == DType::F32 ? static_cast<double>(static_cast<float>(value)) : value);
   if (t == DType::Bool)
     return llvm::ConstantInt::get(ty, value != 0.0);
-  // The conversion the interpreter's fromDouble<T> makes, in T itself (out-of-range
-  // values as the host converts them).
-  int64_t v = t == DType::I32 ? static_cast<int64_t>(static_cast<int32_t>(value))
-                              : static_cast<int64_t>(value);
+  // The conversion the interpreter's fromDouble<T> makes, in T itself.
+  int64_t v = t == DType::I32 ? ir::scalar::toInteger<int32_t>(value)
+                              : ir::scalar::toInteger<int64_t>(value);
   return llvm::ConstantInt::get(ty, static_cast<uint64_t>(v), true);
 }
 

@@ -26,11 +26,26 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 namespace graphc::ir::scalar {
 
 /// Integer arithmetic wraps around (two's complement) instead of overflowing.
+/// A double as the integer type T: truncated toward zero, NaN as 0, values past T's
+/// range as its least or greatest value (a plain C conversion of those is undefined).
+template <typename T> T toInteger(double v) {
+  static_assert(std::is_integral_v<T> && std::is_signed_v<T>);
+  constexpr double bound = -static_cast<double>(std::numeric_limits<T>::min()); // 2^(bits - 1)
+  if (v != v)
+    return T(0);
+  if (v >= bound)
+    return std::numeric_limits<T>::max();
+  if (v <= -bound)
+    return std::numeric_limits<T>::min();
+  return static_cast<T>(v);
+}
+
 template <typename T> T wrapAdd(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
     return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) +

@@ -3,6 +3,8 @@
 
 #include "runtime/core/HostPool.h"
 
+#include "ir/Scalar.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -141,6 +143,8 @@ template <typename Gen> Array generate(DType dtype, llvm::ArrayRef<int64_t> shap
 template <typename T> T fromDouble(double v) {
   if constexpr (std::is_same_v<T, bool>)
     return v != 0.0;
+  else if constexpr (std::is_integral_v<T>)
+    return ir::scalar::toInteger<T>(v);
   else
     return static_cast<T>(v);
 }

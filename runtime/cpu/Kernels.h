@@ -145,6 +145,8 @@ template <typename T> bool reductionPrefers(ir::Op op, T a, T b) {
 template <typename T> T fromDouble(double v) {
   if constexpr (std::is_same_v<T, bool>)
     return v != 0.0;
+  else if constexpr (std::is_integral_v<T>)
+    return ir::scalar::toInteger<T>(v);
   else
     return static_cast<T>(v);
 }

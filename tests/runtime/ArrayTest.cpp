@@ -9,6 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -29,6 +32,23 @@ TEST(Array, FromVectorRoundTripsEveryDType) {
             (std::vector<bool>{true, false, true}));
   EXPECT_EQ(Array::scalar(2.5).rank(), 0);
   EXPECT_EQ(Array::scalar(2.5).at<double>({}), 2.5);
+}
+
+/// A double into an integer array: truncated toward zero, NaN as 0, values past the
+/// type's range as its least or greatest value (a C conversion of those is undefined).
+TEST(Array, FullOfIntegersSaturates) {
+  auto first = [](ir::DType t, double v) {
+    Array a = Array::full(t, {1}, v);
+    return t == ir::DType::I32 ? int64_t{a.at<int32_t>({0})} : a.at<int64_t>({0});
+  };
+  EXPECT_EQ(first(ir::DType::I32, -2.9), -2);
+  EXPECT_EQ(first(ir::DType::I32, std::nan("")), 0);
+  EXPECT_EQ(first(ir::DType::I32, 3e9), INT32_MAX);
+  EXPECT_EQ(first(ir::DType::I32, -0x1p31), INT32_MIN);
+  EXPECT_EQ(first(ir::DType::I32, 2147483647.5), INT32_MAX);
+  EXPECT_EQ(first(ir::DType::I64, -HUGE_VAL), INT64_MIN);
+  EXPECT_EQ(first(ir::DType::I64, 0x1p63), INT64_MAX);
+  EXPECT_EQ(first(ir::DType::I64, 0x1p62), int64_t{1} << 62);
 }
 
 TEST(Array, TypeAndCountMismatchesThrow) {

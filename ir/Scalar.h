@@ -31,7 +31,6 @@
 
 namespace graphc::ir::scalar {
 
-/// Integer arithmetic wraps around (two's complement) instead of overflowing.
 /// A double as the integer type T: truncated toward zero, NaN as 0, values past T's
 /// range as its least or greatest value (a plain C conversion of those is undefined).
 template <typename T> T toInteger(double v) {
@@ -46,6 +45,18 @@ template <typename T> T toInteger(double v) {
   return static_cast<T>(v);
 }
 
+/// A double (an attribute's value) as an element of type T: nonzero -> true for
+/// bool, toInteger for the integers.
+template <typename T> T fromDouble(double v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v != 0.0;
+  else if constexpr (std::is_integral_v<T>)
+    return toInteger<T>(v);
+  else
+    return static_cast<T>(v);
+}
+
+/// Integer arithmetic wraps around (two's complement) instead of overflowing.
 template <typename T> T wrapAdd(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
     return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) +

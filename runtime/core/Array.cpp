@@ -139,15 +139,7 @@ template <typename Gen> Array generate(DType dtype, llvm::ArrayRef<int64_t> shap
   return a;
 }
 
-/// Converts a double to T: nonzero -> true for bool, a C conversion otherwise.
-template <typename T> T fromDouble(double v) {
-  if constexpr (std::is_same_v<T, bool>)
-    return v != 0.0;
-  else if constexpr (std::is_integral_v<T>)
-    return ir::scalar::toInteger<T>(v);
-  else
-    return static_cast<T>(v);
-}
+using ir::scalar::fromDouble;
 
 template <typename T> std::string formatElement(T v) {
   if constexpr (std::is_same_v<T, bool>)

@@ -141,15 +141,7 @@ template <typename T> bool reductionPrefers(ir::Op op, T a, T b) {
   return (op == ir::Op::Max || op == ir::Op::Argmax) ? a > b : a < b;
 }
 
-/// Converts a double attribute value to T (nonzero -> true for bool).
-template <typename T> T fromDouble(double v) {
-  if constexpr (std::is_same_v<T, bool>)
-    return v != 0.0;
-  else if constexpr (std::is_integral_v<T>)
-    return ir::scalar::toInteger<T>(v);
-  else
-    return static_cast<T>(v);
-}
+using ir::scalar::fromDouble;
 
 /// visitDType restricted to numeric dtypes; bool is an internal error (the typing
 /// rules exclude it before a kernel runs).

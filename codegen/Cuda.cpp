@@ -15,6 +15,7 @@
 #include "codegen/CudaEmitter.h"
 #include "ir/Formulas.h"
 #include "ir/OpCases.h"
+#include "ir/Scalar.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -470,11 +471,25 @@ static std::string doubleLiteral(double v) {
   return s.find_first_of(".e") == std::string::npos ? s + ".0" : s;
 }
 
+/// Attribute value `v` as a C++ expression of dtype `t`, converted on the host as
+/// the CPU backends convert it (ir::scalar::fromDouble): a C conversion of NaN or an
+/// out-of-range value to an integer is undefined.
+static std::string valueOf(DType t, double v) {
+  if (ir::isFloat(t))
+    return fmt::format("({}){}", ctype(t), doubleLiteral(v));
+  if (t == DType::Bool)
+    return ir::scalar::fromDouble<bool>(v) ? "true" : "false";
+  int64_t i =
+      t == DType::I32 ? ir::scalar::toInteger<int32_t>(v) : ir::scalar::toInteger<int64_t>(v);
+  return fmt::format("({})0x{:x}ULL", ctype(t),
+                     static_cast<uint64_t>(i)); // the least i64 has no literal
+}
+
 void Emitter::source(Code& c, int i, const LoadFn& index) {
   const Inst& inst = k_.insts[i];
   SourceIndex src = SourceIndex::of(*inst.node);
   const char* T = ctype(inst.dtype);
-  std::string value = fmt::format("({}){}", T, doubleLiteral(src.value));
+  std::string value = valueOf(inst.dtype, src.value);
   if (!src.readsIndex())
     return c.line("const {} v{} = {};", T, i, value);
   // coord(f, x) = f / x.inner % x.extent, without the modulo on the outermost axis.

@@ -490,6 +490,31 @@ TEST(CudaCodegen, IntegerDivisionHasAnErrorWord) {
   EXPECT_EQ(codegen::cudaErrorMessage(kernel, 3), "div (%q): integer division by zero");
 }
 
+TEST(CudaCodegen, IntegerConstantsConvertAsOnTheCpu) {
+  // NaN as 0 and values past the range saturated (ir::scalar::toInteger), not
+  // left to a C conversion in the kernel, which would be undefined.
+  std::vector<CudaKernel> k = generate(R"(graph @c(%a: i32[4], %b: i64[4]) {
+  %nan = constant {value=[nan]} : i32[]
+  %n = broadcast_to %nan {shape=[4]} : i32[4]
+  %big = full {value=3e9} : i32[4]
+  %least = full {value=-1e300} : i64[4]
+  %x = add %a, %n : i32[4]
+  %y = add %x, %big : i32[4]
+  %z = add %b, %least : i64[4]
+  return %y, %z
+})",
+                                       "c.gir");
+  std::string all;
+  for (const CudaKernel& kernel : k)
+    all += kernel.source;
+  EXPECT_NE(all.find("(i32)0x0ULL"), std::string::npos) << all;
+  EXPECT_NE(all.find("(i32)0x7fffffffULL"), std::string::npos) << all;
+  EXPECT_NE(all.find("(i64)0x8000000000000000ULL"), std::string::npos) << all;
+  EXPECT_EQ(all.find("__longlong_as_double"), std::string::npos) << all;
+  for (const CudaKernel& kernel : k)
+    expectCompilesForSm90({kernel.source});
+}
+
 #if GRAPHC_HAS_CUDA
 TEST(CudaCodegen, NvrtcCompilesEveryKernelForSm90) {
   std::vector<CudaKernel> all;

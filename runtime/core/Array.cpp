@@ -234,10 +234,16 @@ Array Array::randomNormal(DType dtype, llvm::ArrayRef<int64_t> shape, uint64_t s
 
 Array Array::randomUniform(DType dtype, llvm::ArrayRef<int64_t> shape, uint64_t seed, double low,
                            double high) {
+  // The distributions' preconditions (undefined behavior otherwise).
+  if (!(low < high) || !std::isfinite(high - low))
+    throw Error(
+        fmt::format("randomUniform needs finite bounds with low < high, not [{}, {})", low, high));
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> real(low, high);
-  std::uniform_int_distribution<int64_t> integer(static_cast<int64_t>(std::floor(low)),
-                                                 static_cast<int64_t>(std::ceil(high)) - 1);
+  // [floor(low), ceil(high) - 1], saturated at i64's range: never empty.
+  const int64_t first = ir::scalar::toInteger<int64_t>(std::floor(low)),
+                end = ir::scalar::toInteger<int64_t>(std::ceil(high));
+  std::uniform_int_distribution<int64_t> integer(first, std::max(first, end - (end > first)));
   std::bernoulli_distribution coin(0.5);
   return generate(dtype, shape, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -112,7 +112,8 @@ public:
   static Array randomNormal(DType dtype, llvm::ArrayRef<int64_t> shape, uint64_t seed,
                             double mean = 0.0, double stddev = 1.0);
   /// Uniform samples in [low, high) seeded with `seed`. Integer dtypes draw integers
-  /// in [floor(low), ceil(high)); bool draws fair coin flips.
+  /// in [floor(low), ceil(high)); bool draws fair coin flips. Throws unless low < high
+  /// and high - low is finite.
   static Array randomUniform(DType dtype, llvm::ArrayRef<int64_t> shape, uint64_t seed,
                              double low = 0.0, double high = 1.0);
 

@@ -51,6 +51,18 @@ TEST(Array, FullOfIntegersSaturates) {
   EXPECT_EQ(first(ir::DType::I64, 0x1p62), int64_t{1} << 62);
 }
 
+TEST(Array, RandomUniformNeedsAnInterval) {
+  for (auto [low, high] :
+       {std::pair{1.0, 1.0}, {2.0, 1.0}, {std::nan(""), 1.0}, {0.0, HUGE_VAL}, {-1e308, 1e308}})
+    EXPECT_THROW(Array::randomUniform(ir::DType::I64, {2}, 1, low, high), Error)
+        << low << " " << high;
+  Array a = Array::randomUniform(ir::DType::I64, {50}, 1, -1e300, -1e299); // saturated: the least
+  EXPECT_EQ(a.at<int64_t>({7}), INT64_MIN);
+  Array b = Array::randomUniform(ir::DType::I32, {50}, 2, 0.5, 2.5); // 0, 1 or 2
+  for (int64_t i = 0; i < 50; ++i)
+    EXPECT_TRUE(b.at<int32_t>({i}) >= 0 && b.at<int32_t>({i}) <= 2);
+}
+
 TEST(Array, TypeAndCountMismatchesThrow) {
   Array f = Array::fromVector<double>({1, 2}, {2});
   EXPECT_THROW(f.toVector<float>(), Error);

@@ -360,10 +360,15 @@ public:
       c_.line("extern __shared__ __align__(16) unsigned char gc_rows[];");
     c_.open(fmt::format("for (idx s = {}; s < S; s += {})", ps_.unitStart, ps_.unitStride));
     offsets();
+    // Rows into shared memory: stage 1's reductions take each point on its way there.
+    llvm::ArrayRef<int> first;
+    if (rows_.shared)
+      first = ps_.reduces[1];
+    declare(first);
     if (rows_.caching)
-      loadRows();
+      loadRows(first);
     for (int stage = 1; stage <= ps_.stages; ++stage)
-      reduce(stage);
+      reduce(stage, stage == 1 && !first.empty());
     if (ps_.domainOutputs && w_ > 1)
       storeRuns();
     else if (ps_.domainOutputs)
@@ -462,9 +467,32 @@ private:
       c_.close();
     c_.close();
   }
+  /// Where the runs of cached input `in`'s row lie in shared memory.
+  std::string sharedRuns(size_t in) const {
+    return peeled_ ? fmt::format("(c{} + h)", in) : fmt::format("c{}", in);
+  }
+  /// Reads the cached rows' point e of the run whose vectors are in t<input>.
+  LoadFn fromRunVectors() const {
+    return [this](int i) {
+      const Inst& inst = k_.insts[i];
+      if (inst.kind == Inst::Kind::Load && inst.space == Space::Domain &&
+          rows_.cached[inst.input] && e_.isIdentity(inst))
+        return fmt::format("((const {}*)&t{})[e]", ctype(inst.dtype), inst.input);
+      return load_(i);
+    };
+  }
+  /// Opens the loop over the points e of run v (the caller closes it).
+  void openRunPoints() {
+    c_.line("#pragma unroll");
+    c_.open(fmt::format("for (int e = 0; e < {}; ++e)", w_));
+    c_.line("const int u = v * {} + e;", w_);
+    c_.line("const idx j = {}({}) * {} + e;", peeled_ ? "h + " : "", run_, w_);
+  }
 
-  /// The cached rows into registers or shared memory.
-  void loadRows() {
+  /// The cached rows into registers or shared memory. The reductions `first` (into
+  /// shared memory: stage 1's) take each point from the registers that brought it, so
+  /// that their pass reads no shared memory and needs no barrier of its own.
+  void loadRows(llvm::ArrayRef<int> first) {
     const std::vector<bool>& cached = rows_.cached;
     for (size_t in = 0; in < cached.size(); ++in) {
       const char* t = ctype(k_.inputs[in].type().dtype);
@@ -476,21 +504,27 @@ private:
       else if (cached[in])
         c_.line("{} c{}[{}];", t, in, rows_.perLane);
     }
+    auto take = [&](const std::function<void()>& open, const LoadFn& load, bool inOrder) {
+      pass(ps_.forReductions[1], false, open, load);
+      push(first, inOrder);
+    };
     if (w_ > 1) {
       openRuns();
-      for (size_t in = 0; in < cached.size(); ++in)
-        if (!cached[in]) {
+      for (size_t in = 0; in < cached.size(); ++in) {
+        if (!cached[in])
           continue;
-        } else if (rows_.shared) {
-          c_.line("(({0}*){1})[{2}] = ((const {0}*)(in{3} + {4}))[{2}];",
-                  vectorType(k_.inputs[in].type().dtype),
-                  peeled_ ? fmt::format("(c{} + h)", in) : fmt::format("c{}", in), run_, in, row_);
-        } else {
-          const char* vt = vectorType(k_.inputs[in].type().dtype);
-          c_.line("const {0} t{1} = ((const {0}*)(in{1} + {2}))[{3}];", vt, in, row_, run_);
+        const char* vt = vectorType(k_.inputs[in].type().dtype);
+        c_.line("const {0} t{1} = ((const {0}*)(in{1} + {2}))[{3}];", vt, in, row_, run_);
+        if (rows_.shared)
+          c_.line("(({0}*){1})[{2}] = t{3};", vt, sharedRuns(in), run_, in);
+        else
           for (int64_t e = 0; e < w_; ++e)
             c_.line("c{0}[v * {1} + {2}] = t{0}.{3};", in, w_, e, "xyzw"[e]);
-        }
+      }
+      if (!first.empty()) {
+        take([this] { openRunPoints(); }, fromRunVectors(), true);
+        c_.close();
+      }
       closeRuns();
       if (peeled_) {
         c_.open("if (jp < L)");
@@ -498,9 +532,11 @@ private:
           if (cached[in])
             c_.line("c{0}[{1}] = in{0}[s * L + jp];", in,
                     rows_.shared ? std::string("jp") : std::to_string(rows_.perLane - 1));
+        if (!first.empty()) // jp may come before the runs
+          take([this] { c_.line("const idx j = jp;"); }, load_, false);
         c_.close();
       }
-      if (rows_.shared) // the passes read points other lanes' vectors brought
+      if (rows_.shared && first.empty()) // the passes read points other lanes' vectors brought
         c_.line("__syncthreads();");
       return;
     }
@@ -510,6 +546,8 @@ private:
     for (size_t in = 0; in < cached.size(); ++in)
       if (cached[in])
         c_.line("c{0}[{1}] = in{0}[{2}];", in, rows_.shared ? "j" : "u", p_);
+    if (!first.empty())
+      take([] {}, load_, true);
     closePoints();
   }
 
@@ -529,15 +567,9 @@ private:
     e_.body(c_, Space::Domain, needed, load, domainIndex_);
   }
 
-  /// Stage `stage`'s pass: each lane accumulates its points in increasing j (reading
-  /// the reduced values of earlier stages), the lanes are combined, and the stage's
-  /// reduced values and reduced-space instructions follow.
-  void reduce(int stage) {
-    const std::vector<int>& now = ps_.reduces[stage];
-    for (int r : now) {
-      Accumulator a = e_.accumulator(r);
-      c_.line("{} a{} = {};", a.type, r, a.init);
-    }
+  /// The pass of reductions `now` over the lane's points, computing what `needed` marks.
+  void passOf(llvm::ArrayRef<int> now, const std::vector<bool>& needed) {
+    declare(now);
     // An online sum's points go to gc_online_push kOnlineGroup at a time (y<r>, -inf
     // past the end); its rows are not in registers (Emitter::reduction).
     std::vector<int> online;
@@ -562,17 +594,8 @@ private:
       c_.line("const idx j = j0 + g * {};", ps_.laneStride);
       c_.open("if (j < L)");
     };
-    pass(ps_.forReductions[stage], false, open, load_);
-    for (int r : now) {
-      int m = e_.online_[r];
-      if (e_.isOnlineMax(r)) // pushed with its sum
-        continue;
-      if (m >= 0)
-        c_.line("y{}[g] = {};", r, val(k_.insts[m].args[0]));
-      else
-        c_.line("a{0} = {1};", r,
-                e_.accumulator(r).push(fmt::format("a{}", r), val(k_.insts[r].args[0])));
-    }
+    pass(needed, false, open, load_);
+    push(now, true);
     if (grouped) {
       c_.close();
       c_.close();
@@ -583,6 +606,43 @@ private:
       c_.line("gc_online_push(a{}, a{}, y{});", e_.online_[r], r, r);
     if (grouped)
       c_.close();
+  }
+
+  /// The accumulators of reductions `now`, empty.
+  void declare(llvm::ArrayRef<int> now) {
+    for (int r : now) {
+      Accumulator a = e_.accumulator(r);
+      c_.line("{} a{} = {};", a.type, r, a.init);
+    }
+  }
+
+  /// Reductions `now` take the point j of the pass that is open: after every point
+  /// their accumulators have seen where `inOrder` (what gc_push asks of positions).
+  void push(llvm::ArrayRef<int> now, bool inOrder) {
+    for (int r : now) {
+      int m = e_.online_[r];
+      Accumulator a = e_.accumulator(r);
+      std::string x = fmt::format("a{}", r), y = val(k_.insts[r].args[0]);
+      if (e_.isOnlineMax(r)) // pushed with its sum
+        continue;
+      if (m >= 0)
+        c_.line("y{}[g] = {};", r, val(k_.insts[m].args[0]));
+      else if (inOrder || a.how != Accumulator::Best)
+        c_.line("{} = {};", x, a.push(x, y));
+      else
+        c_.line("{0} = {1};", x,
+                a.combine(x, fmt::format("{}{{(decltype({}.v)){}, j}}", a.type, x, y)));
+    }
+  }
+
+  /// Stage `stage`'s pass (unless the points were `taken` as they were loaded): each
+  /// lane accumulates its points in increasing j (reading the reduced values of
+  /// earlier stages), the lanes are combined, and the stage's reduced values and
+  /// reduced-space instructions follow.
+  void reduce(int stage, bool taken) {
+    const std::vector<int>& now = ps_.reduces[stage];
+    if (!taken)
+      passOf(now, ps_.forReductions[stage]);
     bool even = rows_.lanes && ps_.length % rows_.lanes == 0;
     e_.combineLanes(c_, ck_.launch, even, now);
     if (rows_.caching)
@@ -648,24 +708,27 @@ private:
   /// The domain outputs by runs of w_ points: a run's values gathered in registers,
   /// then stored as one vector.
   void storeRuns() {
+    // The run's vectors from shared memory (by points, a lane's four loads of one run
+    // would hit four banks of one eighth of them) and of the row-long inputs.
     const std::vector<int>& rowVectors = rows_.rowVectors;
-    LoadFn runLoad = [&](int i) {
+    LoadFn runLoad = [&, fromShared = rows_.shared ? fromRunVectors() : load_](int i) {
       if (!llvm::is_contained(rowVectors, i))
-        return load_(i);
+        return fromShared(i);
       return fmt::format("((const {}*)&g{})[e]", ctype(k_.insts[i].dtype), i);
     };
     auto openRun = [&] {
       openRuns();
+      for (size_t in = 0; in < rows_.cached.size(); ++in)
+        if (rows_.shared && rows_.cached[in])
+          c_.line("const {0} t{1} = ((const {0}*){2})[{3}];",
+                  vectorType(k_.inputs[in].type().dtype), in, sharedRuns(in), run_);
       for (int i : rowVectors)
         c_.line("const {0} g{1} = ((const {0}*)in{2})[{3}];", vectorType(k_.insts[i].dtype), i,
                 k_.insts[i].input, run_);
       for (size_t o = 0; o < k_.outputs.size(); ++o)
         if (k_.outputs[o].space == Space::Domain)
           c_.line("{} r{}[{}];", ctype(k_.insts[k_.outputs[o].inst].dtype), o, w_);
-      c_.line("#pragma unroll");
-      c_.open(fmt::format("for (int e = 0; e < {}; ++e)", w_));
-      c_.line("const int u = v * {} + e;", w_);
-      c_.line("const idx j = {}({}) * {} + e;", peeled_ ? "h + " : "", run_, w_);
+      openRunPoints();
     };
     pass(ps_.forOutputs, true, openRun, runLoad);
     for (size_t o = 0; o < k_.outputs.size(); ++o)

@@ -400,9 +400,10 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   // 16 bytes more for its offset from an aligned point.
   CudaKernel odd = softmax(2048, 32001, "f32");
   EXPECT_EQ(odd.sharedBytes, (32001 * 4 + 15) / 16 * 16 + 16);
-  EXPECT_NE(odd.source.find("((float4*)(c0 + h))[(idx)threadIdx.x + v * BS] = "
-                            "((const float4*)(in0 + s * L + h))["),
-            std::string::npos)
+  EXPECT_NE(
+      odd.source.find("const float4 t0 = ((const float4*)(in0 + s * L + h))[(idx)threadIdx.x "
+                      "+ v * BS];\n          ((float4*)(c0 + h))[(idx)threadIdx.x + v * BS] = t0;"),
+      std::string::npos)
       << odd.source;
   EXPECT_NE(odd.source.find("c0[jp] = in0[s * L + jp];"), std::string::npos) << odd.source;
   // Rows of 4097 are 1024 vectors and a peeled point: 256 lanes of 17 registers, as
@@ -419,15 +420,22 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   CudaKernel odd16385 = softmax(2048, 16385, "f32");
   EXPECT_EQ(odd16385.sharedBytes, (16385 * 4 + 15) / 16 * 16 + 16);
   EXPECT_NE(odd16385.source.find("((float4*)(c0 + h))["), std::string::npos) << odd16385.source;
-  // Rows in shared memory come by vectors too, then a barrier: each lane reads
-  // points other lanes loaded.
+  // Rows in shared memory come by vectors too. The max takes each vector as it
+  // arrives, and its combine's barrier is the first: from then on the lanes read
+  // points other lanes loaded. The output pass reads them by vectors.
   CudaKernel shared = softmax(2048, 56000, "f32");
   EXPECT_EQ(shared.sharedBytes, 224000);
-  size_t load = shared.source.find(
-      "((float4*)c0)[(idx)threadIdx.x + v * BS] = ((const float4*)(in0 + s * L))[");
+  size_t load = shared.source.find("((float4*)c0)[(idx)threadIdx.x + v * BS] = t0;\n");
   ASSERT_NE(load, std::string::npos) << shared.source;
-  EXPECT_EQ(shared.source.find("}\n      __syncthreads();\n      f32 a2", load),
-            shared.source.find("}\n", shared.source.find("}\n", load) + 1))
+  std::string beforeBarrier =
+      shared.source.substr(load, shared.source.find("__syncthreads();", load) - load);
+  EXPECT_NE(beforeBarrier.find("const f32 v1 = ((const f32*)&t0)[e];\n"
+                               "            a2 = gc_extreme<true>(a2, (f32)v1);"),
+            std::string::npos)
+      << shared.source;
+  EXPECT_NE(beforeBarrier.find("w2[threadIdx.x / 32] = a2;"), std::string::npos) << shared.source;
+  EXPECT_NE(shared.source.find("const float4 t0 = ((const float4*)c0)[(idx)threadIdx.x + v * BS];"),
+            std::string::npos)
       << shared.source;
   // Blocks of 1024 threads keep 16 points a lane but for a softmax-like kernel over
   // rows shared memory would hold once an SM: not rows of 20000 points, not a var.
@@ -454,18 +462,20 @@ TEST(CudaCodegen, MultiStageKernels) {
       EXPECT_EQ(a[0].source, b[0].source) << c.name;
       EXPECT_EQ(codegen::launchName(a[0].launch), c.launch) << c.name;
       // One pass per stage, then one for the domain outputs; where a lane's points
-      // are cached in registers, a first loop loads them. Where a block's are not, a
+      // are cached in registers, a first loop loads them, and where in shared memory,
+      // the first stage's pass does. Where a block's points are not cached, a
       // softmax's max and sum share a pass (an online sum).
       const std::string& src = a[0].source;
       auto count = [&](const std::string& what) { return occurrences(src, what); };
-      bool cached = count("[u] = in") + count("[j] = in") > 0;
+      bool shared = count("gc_rows") > 0;
+      bool cached = count("[u] = in") + count("[j] = in") > 0 || shared;
       size_t online = count("gc_online_push(a");
       bool block = a[0].launch == CudaKernel::Launch::BlockPerSegment;
       EXPECT_EQ(online, block && !cached && c.name.find("softmax") != std::string::npos ? 1u : 0u)
           << src;
       size_t passes = static_cast<size_t>(c.stages) + 1 - online;
       EXPECT_EQ(count("for (idx j =") + count("for (idx j0 =") + count("for (int u =") -
-                    (cached ? 1 : 0),
+                    (cached && !shared ? 1 : 0),
                 passes)
           << src;
       if (a[0].launch == CudaKernel::Launch::BlockPerSegment) {

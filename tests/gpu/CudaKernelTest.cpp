@@ -428,6 +428,33 @@ TEST(CudaKernel, PeeledWideRows) {
   }
 }
 
+/// Over rows that go by vectors into shared memory, the first stage's reductions take
+/// the points as they are loaded, a peeled row's point before its runs last: argmax
+/// over rows full of ties still gives the first position of the largest value (or
+/// of the first NaN), as the CPU does.
+TEST(CudaKernel, ArgmaxOfRowsLoadedIntoSharedMemoryKeepsTheFirstTie) {
+  GRAPHC_REQUIRE_GPU();
+  const int64_t rows = 1100, cols = 16385;
+  std::string text = testing::softmaxText(rows, cols);
+  text.replace(text.find("  %mb = "), 0, "  %i = argmax %x {axes=[1], keepdims}\n");
+  text.replace(text.find("return %y"), 9, "return %y, %i");
+  std::vector<Kernel> kernels = kernelsOfText(testing::withType(text, "f32"));
+  ASSERT_EQ(kernels.size(), 1u);
+  codegen::CudaKernel source = codegen::emitCuda(kernels[0], "k", codegen::CudaTarget::sm90());
+  ASSERT_GT(source.sharedBytes, 0) << source.source;
+  ASSERT_NE(source.source.find("jp < L"), std::string::npos) << source.source;
+  std::mt19937_64 rng(45);
+  std::uniform_int_distribution<int> small(0, 3);
+  HostArray x(ir::DType::F32, rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j)
+      x.set(r * cols + j, r % 5 == 0 ? 1.0 : small(rng)); // every fifth row one tie
+  x.set(7 * cols + 5000, std::nan(""));
+  x.set(7 * cols + 100, std::nan(""));
+  for (Placement at : {Placement::Separate, Placement::Misaligned})
+    EXPECT_TRUE(sameAsCpuOn(kernels[0], {x}, at, -1));
+}
+
 /// A var broadcast back over its rows is one value per row: lanes merging unequal
 /// counts (gc_merge rounds differently in each order) end with the same bits.
 /// 1000 columns: a warp per row, moments merged; 3000: a block per row, two passes

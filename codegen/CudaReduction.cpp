@@ -491,7 +491,9 @@ private:
 
   /// The cached rows into registers or shared memory. The reductions `first` (into
   /// shared memory: stage 1's) take each point from the registers that brought it, so
-  /// that their pass reads no shared memory and needs no barrier of its own.
+  /// that their pass reads no shared memory and needs no barrier of its own (on an
+  /// H100, softmax over rows of 50257 f32 0.399 -> 0.374 ms, row normalization over
+  /// 56000 0.393 -> 0.367, over 16385 0.102 -> 0.105: docs/bench/sweep.md).
   void loadRows(llvm::ArrayRef<int> first) {
     const std::vector<bool>& cached = rows_.cached;
     for (size_t in = 0; in < cached.size(); ++in) {

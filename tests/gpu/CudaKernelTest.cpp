@@ -275,28 +275,33 @@ TEST(CudaKernel, SoftmaxOverRowsWithInfinitiesAndNaNs) {
   GRAPHC_REQUIRE_GPU();
   // Softmax with its max and sum as outputs, and logsumexp, over rows of every launch
   // form (the GPU sums exp(x - max) in the max's pass where a block reads the rows
-  // from memory, f64 50257 points; the CPU after it): random rows,
-  // rising rows, rows with -inf first, an all -inf row, a NaN, a +inf, two +inf.
+  // from memory, f64 50257 points, and in the load where shared memory holds them,
+  // by vectors over 600 rows of 32001 f32; the CPU after it): random rows, rising
+  // rows, rows with -inf first, an all -inf row, a NaN, a +inf, two +inf, every 9 rows.
   constexpr double inf = std::numeric_limits<double>::infinity();
   std::mt19937_64 rng(23);
   std::normal_distribution<double> normal(0, 3);
+  const std::pair<int64_t, int64_t> shapes[] = {{9, 5},    {9, 70},    {9, 1500},
+                                                {9, 3000}, {9, 50257}, {600, 32001}};
   for (const char* dtype : {"f32", "f64"})
-    for (int64_t cols : {5, 70, 1500, 3000, 50257}) {
-      const int64_t rows = 9;
+    for (auto [rows, cols] : shapes) {
       std::string text = testing::softmaxText(rows, cols);
       text.replace(text.find("return %y"), 9, "return %y, %s, %m");
       HostArray x(*ir::parseDType(dtype), rows * cols);
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < cols; ++j) {
-          double v = r == 1 ? -10 + 20.0 * j / cols : normal(rng);
-          if ((r == 2 && j < cols / 2) || r == 3 || (r == 6 && j % 3 == 0))
+          int64_t kind = r % 9;
+          double v = kind == 1 ? -10 + 20.0 * j / cols : normal(rng);
+          if ((kind == 2 && j < cols / 2) || kind == 3 || (kind == 6 && j % 3 == 0))
             v = -inf;
           x.set(r * cols + j, v);
         }
-      x.set(4 * cols + cols / 3, std::nan(""));
-      x.set(5 * cols + cols / 2, inf);
-      x.set(8 * cols, inf);
-      x.set(8 * cols + cols - 1, inf);
+      for (int64_t r = 0; r + 9 <= rows; r += 9) {
+        x.set((r + 4) * cols + cols / 3, std::nan(""));
+        x.set((r + 5) * cols + cols / 2, inf);
+        x.set((r + 8) * cols, inf);
+        x.set((r + 8) * cols + cols - 1, inf);
+      }
       for (const std::string& graph : {text, testing::logSumExpText(rows, cols)}) {
         SCOPED_TRACE(fmt::format("{} {}\n{}", dtype, cols, graph));
         Kernel k = multiStageKernel({"softmax_sums", testing::withType(graph, dtype), 1, ""});

@@ -103,9 +103,13 @@ struct CudaTarget {
   /// The most shared memory one block may use, static and dynamic
   /// (cudaDevAttrMaxSharedMemoryPerBlockOptin); 0: rows are never cached there.
   int64_t sharedBytes = 0;
+  /// The device's multiprocessors; 0: unknown (every kernel then launches a block
+  /// per segment or per share of its points).
+  int64_t multiprocessors = 0;
 
-  /// An H100's or H200's (compute capability 9.0): 227 KB of shared memory a block.
-  static CudaTarget sm90() { return {232448}; }
+  /// An H100's or H200's (compute capability 9.0): 227 KB of shared memory a block,
+  /// 132 multiprocessors.
+  static CudaTarget sm90() { return {232448, 132}; }
 };
 
 /// The name of `k`'s kernel that runs several runs in one launch: "<name>_runs".

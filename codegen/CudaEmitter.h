@@ -29,6 +29,11 @@ constexpr int64_t kCachedRegisters = 32;
 /// The points a lane pushes at once to an online sum (gc_online_push) where they
 /// are not in its registers: as many loads in flight.
 constexpr int64_t kOnlineGroup = 8;
+/// The runs (16-byte vectors) of its next row a lane of a block over rows in shared
+/// memory loads into registers once its row is loaded, so that they arrive while
+/// the block computes and stores, where the row takes more than half an SM's shared
+/// memory (no other block there to overlap it; RowPlan::prefetch; not measured yet).
+constexpr int64_t kPrefetchRuns = 4;
 /// The most shared memory one reduction of a block-per-segment kernel takes for
 /// combining its warps: w<N>[BS / 32] of at most 32 bytes (gc_moments), BS <= 1024.
 constexpr int64_t kSharedPerReduction = 32 * 32;

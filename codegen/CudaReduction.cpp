@@ -229,6 +229,10 @@ struct Emitter::RowPlan {
   int64_t width = 1;
   bool peeled = false;
   std::vector<int> rowVectors;
+  /// Where a block's row in shared memory leaves no room for another block on its
+  /// SM: the runs of its next row each lane loads into registers once its row is
+  /// loaded (by vectors), a grid of a block an SM walking the rows.
+  int64_t prefetch = 0;
 };
 
 std::vector<bool> Emitter::rowLoads() const {
@@ -327,6 +331,9 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
     if (r.shared && width > 1) // loaded and stored by vectors too
       byVectors();
   }
+  if (r.shared && width > 1 && 2 * r.sharedBytes > target_.sharedBytes &&
+      target_.multiprocessors > 0)
+    r.prefetch = std::min(kPrefetchRuns, r.perLane / width);
   if (!r.caching)
     r.cached.assign(r.cached.size(), false);
   for (size_t i = 0; i < k_.insts.size() && r.width > 1 && !r.peeled; ++i) {
@@ -349,7 +356,7 @@ public:
   Segment(Emitter& e, Code& c, const CudaKernel& ck, const Passes& ps, const RowPlan& rows,
           bool vectors)
       : e_(e), k_(e.k_), c_(c), ck_(ck), ps_(ps), rows_(rows), w_(vectors ? rows.width : 1),
-        peeled_(w_ > 1 && rows.peeled),
+        peeled_(w_ > 1 && rows.peeled), prefetch_(w_ > 1 ? rows.prefetch : 0),
         run_(fmt::format("{} + v * {}", ps.laneStart, ps.laneStride)),
         row_(peeled_ ? "s * L + h" : "s * L"), runs_(peeled_  ? std::string("nv")
                                                      : w_ > 1 ? fmt::format("L / {}", w_)
@@ -358,6 +365,11 @@ public:
   void emit() {
     if (rows_.shared)
       c_.line("extern __shared__ __align__(16) unsigned char gc_rows[];");
+    for (size_t in = 0; in < rows_.cached.size() && prefetch_; ++in)
+      if (rows_.cached[in])
+        c_.line("{} q{}[{}];", vectorType(k_.inputs[in].type().dtype), in, prefetch_);
+    if (prefetch_)
+      prefetch(ps_.unitStart);
     c_.open(fmt::format("for (idx s = {}; s < S; s += {})", ps_.unitStart, ps_.unitStride));
     offsets();
     // Rows into shared memory: stage 1's reductions take each point on its way there.
@@ -383,11 +395,10 @@ private:
   void offsets() {
     // A peeled row: its first h points precede its first aligned one, its nv runs
     // follow, then the rest; the lane's one point of those, jp, is L where it has none.
-    if (peeled_) {
-      c_.line("const idx h = ({0} - s * L % {0}) % {0}, nv = (L - h) / {0};", w_);
+    rowRuns();
+    if (peeled_)
       c_.line("const idx jp = {0} < L - nv * {1} ? ({0} < h ? {0} : {0} + nv * {1}) : L;",
               ps_.laneStart, w_);
-    }
     // Where a lane's points in registers do not tile the segment, its runs in it (of
     // w_ points, or of one): nr. Each point then tests a constant against it rather
     // than an index of its own (softmax over rows of 32000 f32: 0.205 -> 0.193 ms).
@@ -423,6 +434,35 @@ private:
         return fromMemory(i);
       return fmt::format("c{}[{}]", inst.input, rows_.shared ? "j" : "u");
     };
+  }
+
+  /// Where segment s's runs start, peeled: h, and how many there are: nv.
+  void rowRuns() {
+    if (peeled_)
+      c_.line("const idx h = ({0} - s * L % {0}) % {0}, nv = (L - h) / {0};", w_);
+  }
+
+  /// The first prefetch_ runs of the lane in segment `row`, where it is one, into
+  /// q<input>[].
+  void prefetch(const std::string& row) {
+    c_.open(fmt::format("if (const idx sn = {}; sn < S)", row));
+    c_.line("const idx s = sn;");
+    rowRuns();
+    if (rows_.ragged)
+      c_.line("const int nr = {0} > {1} ? (int)(({0} - {1} + {2} - 1) / {2}) : 0;", runs_,
+              ps_.laneStart, ps_.laneStride);
+    c_.line("#pragma unroll");
+    c_.open(fmt::format("for (int v = 0; v < {}; ++v)", prefetch_));
+    if (rows_.ragged)
+      c_.open("if (v < nr)");
+    for (size_t in = 0; in < rows_.cached.size(); ++in)
+      if (rows_.cached[in])
+        c_.line("q{1}[v] = ((const {0}*)(in{1} + {2}))[{3}];",
+                vectorType(k_.inputs[in].type().dtype), in, row_, run_);
+    if (rows_.ragged)
+      c_.close();
+    c_.close();
+    c_.close();
   }
 
   /// Opens (and closePoints() closes) the loop over a lane's points j of segment s.
@@ -516,7 +556,12 @@ private:
         if (!cached[in])
           continue;
         const char* vt = vectorType(k_.inputs[in].type().dtype);
-        c_.line("const {0} t{1} = ((const {0}*)(in{1} + {2}))[{3}];", vt, in, row_, run_);
+        std::string fromMemory =
+            fmt::format("((const {0}*)(in{1} + {2}))[{3}]", vt, in, row_, run_);
+        if (prefetch_)
+          c_.line("const {} t{} = v < {} ? q{}[v] : {};", vt, in, prefetch_, in, fromMemory);
+        else
+          c_.line("const {} t{} = {};", vt, in, fromMemory);
         if (rows_.shared)
           c_.line("(({0}*){1})[{2}] = t{3};", vt, sharedRuns(in), run_, in);
         else
@@ -540,6 +585,8 @@ private:
       }
       if (rows_.shared && first.empty()) // the passes read points other lanes' vectors brought
         c_.line("__syncthreads();");
+      if (prefetch_)
+        prefetch(fmt::format("s + {}", ps_.unitStride));
       return;
     }
     if (rows_.shared) // several loads in flight per lane
@@ -796,6 +843,7 @@ private:
   const RowPlan& rows_;
   int64_t w_;
   bool peeled_;      ///< by vectors, over a peeled row (RowPlan::peeled)
+  int64_t prefetch_; ///< the runs of the next row in registers q<input>[], or 0
   std::string run_;  ///< a run's index among the segment's vectors
   std::string row_;  ///< where the segment's first run starts
   std::string runs_; ///< how many runs the segment has
@@ -879,6 +927,8 @@ void Emitter::reduction(Code& c, CudaKernel& ck) {
   auto& [ps, rows] = plan;
   using L = CudaKernel::Launch;
   int64_t segments = ir::numElements(k_.reducedShape);
+  if (rows.prefetch)
+    ck.gridSize = blocksFor(std::min(segments, target_.multiprocessors), 1);
   ck.sharedBytes = rows.sharedBytes;
   twoPassVar_ = rows.caching;
   sizeParameter_ = sizeIsAParameter(std::vector<bool>(k_.insts.size(), true));

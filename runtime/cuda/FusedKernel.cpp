@@ -46,11 +46,13 @@ void allowShared(const Kernel& k, int64_t bytes) {
 } // namespace
 
 codegen::CudaTarget currentTarget() {
-  int device = 0, optin = 0;
+  int device = 0, optin = 0, multiprocessors = 0;
   GRAPHC_CUDA_CHECK(cudaGetDevice(&device));
   GRAPHC_CUDA_CHECK(
       cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return {optin};
+  GRAPHC_CUDA_CHECK(
+      cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  return {optin, multiprocessors};
 }
 
 CudaFusedKernel::CudaFusedKernel(const codegen::Kernel& kernel, KernelCache& cache)

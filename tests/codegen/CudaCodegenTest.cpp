@@ -401,10 +401,16 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   // 16 bytes more for its offset from an aligned point.
   CudaKernel odd = softmax(2048, 32001, "f32");
   EXPECT_EQ(odd.sharedBytes, (32001 * 4 + 15) / 16 * 16 + 16);
-  EXPECT_NE(
-      odd.source.find("const float4 t0 = ((const float4*)(in0 + s * L + h))[(idx)threadIdx.x "
-                      "+ v * BS];\n          ((float4*)(c0 + h))[(idx)threadIdx.x + v * BS] = t0;"),
-      std::string::npos)
+  EXPECT_NE(odd.source.find("const float4 t0 = v < 4 ? q0[v] : ((const float4*)(in0 + s * L + "
+                            "h))[(idx)threadIdx.x + v * BS];\n          ((float4*)(c0 + h))[(idx)"
+                            "threadIdx.x + v * BS] = t0;"),
+            std::string::npos)
+      << odd.source;
+  // Its block leaves no room for another on the SM: a block an SM walks the rows,
+  // each lane loading the first 4 of its runs of the next row once its row is in.
+  EXPECT_EQ(odd.gridSize, 132u);
+  EXPECT_EQ(occurrences(odd.source, "float4 q0[4];"), 1u) << odd.source;
+  EXPECT_EQ(occurrences(odd.source, "if (const idx sn = s + (idx)gridDim.x; sn < S) {"), 1u)
       << odd.source;
   EXPECT_NE(odd.source.find("c0[jp] = in0[s * L + jp];"), std::string::npos) << odd.source;
   // Rows of 4097 are 1024 vectors and a peeled point: 256 lanes of 17 registers, as
@@ -421,6 +427,14 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   CudaKernel odd16385 = softmax(2048, 16385, "f32");
   EXPECT_EQ(odd16385.sharedBytes, (16385 * 4 + 15) / 16 * 16 + 16);
   EXPECT_NE(odd16385.source.find("((float4*)(c0 + h))["), std::string::npos) << odd16385.source;
+  // Two such rows fit an SM's shared memory: no runs ahead, a block a row.
+  EXPECT_EQ(odd16385.source.find("q0["), std::string::npos) << odd16385.source;
+  EXPECT_EQ(odd16385.gridSize, 2048u);
+  // Without the device's multiprocessors, nothing ahead either.
+  EXPECT_EQ(wholeKernelFor(withType(testing::softmaxText(2048, 32001), "f32"),
+                           codegen::CudaTarget{sm90.sharedBytes})
+                .source.find("q0["),
+            std::string::npos);
   // Rows in shared memory come by vectors too. The max takes each vector as it
   // arrives, and its combine's barrier is the first: from then on the lanes read
   // points other lanes loaded. The output pass reads them by vectors.

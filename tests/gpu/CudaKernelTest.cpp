@@ -433,6 +433,33 @@ TEST(CudaKernel, PeeledWideRows) {
   }
 }
 
+/// Rows in shared memory that leave no room for a second block on an SM: a block an
+/// SM walks the rows, each lane loading the first runs of its next row ahead into
+/// registers. Peeled and not, f32 and f64, with var's second pass; outputs apart, over
+/// the input, and misaligned (a point at a time, nothing ahead).
+TEST(CudaKernel, RowsLoadedAheadIntoRegisters) {
+  GRAPHC_REQUIRE_GPU();
+  struct Case {
+    std::string text;
+    const char* what;
+  };
+  const Case cases[] = {
+      {testing::withType(testing::softmaxText(600, 32001), "f32"), "softmax f32 x 32001"},
+      {testing::withType(testing::rowNormText(300, 56000), "f32"), "rownorm f32 x 56000"},
+      {testing::withType(testing::softmaxText(600, 16385), "f64"), "softmax f64 x 16385"},
+  };
+  uint64_t seed = 60;
+  for (const Case& c : cases) {
+    std::vector<Kernel> kernels = kernelsOfText(c.text);
+    ASSERT_EQ(kernels.size(), 1u) << c.what;
+    codegen::CudaKernel source = codegen::emitCuda(kernels[0], "k", cuda::currentTarget());
+    ASSERT_NE(source.source.find("q0["), std::string::npos) << c.what << "\n" << source.source;
+    ASSERT_LT(source.gridSize, 300u) << c.what;
+    for (Placement at : {Placement::Separate, Placement::InPlace, Placement::Misaligned})
+      EXPECT_TRUE(expectSameAsCpu(kernels[0], c.what, ++seed, at));
+  }
+}
+
 /// Over rows that go by vectors into shared memory, the first stage's reductions take
 /// the points as they are loaded, a peeled row's point before its runs last: argmax
 /// over rows full of ties still gives the first position of the largest value (or

@@ -29,6 +29,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <random>
 #include <unistd.h>
@@ -404,33 +405,42 @@ TEST(CudaKernel, WideLayernorm) {
           expectSameAsCpu(k, fmt::format("chain {} misaligned", n), 16, Placement::Misaligned));
 }
 
+/// A graph of one kernel, and what to call it.
+struct TextCase {
+  std::string text;
+  const char* what;
+};
+
+/// Each case's kernel against the CPU in each placement of `at`, with seeds from
+/// `seed` on, once its source for this device has the form `form` checks.
+void expectEachSameAsCpu(std::initializer_list<TextCase> cases, std::initializer_list<Placement> at,
+                         uint64_t seed,
+                         const std::function<bool(const codegen::CudaKernel&)>& form) {
+  for (const TextCase& c : cases) {
+    std::vector<Kernel> kernels = kernelsOfText(c.text);
+    ASSERT_EQ(kernels.size(), 1u) << c.what;
+    codegen::CudaKernel source = codegen::emitCuda(kernels[0], "k", cuda::currentTarget());
+    ASSERT_TRUE(form(source)) << c.what << "\n" << source.source;
+    for (Placement placement : at)
+      EXPECT_TRUE(expectSameAsCpu(kernels[0], c.what, ++seed, placement));
+  }
+}
+
 /// Wide rows of a length that is no multiple of a vector (RowPlan::peeled): each
 /// row's runs start at its first aligned point, the points around them go one to a
 /// lane. In registers (row normalization over 4097 and 513 points, f32 and f64) and
 /// in shared memory (softmax over 16385 and 32001), aligned and not.
 TEST(CudaKernel, PeeledWideRows) {
   GRAPHC_REQUIRE_GPU();
-  struct Case {
-    std::string text;
-    const char* what;
-  };
-  const Case cases[] = {
-      {testing::withType(testing::rowNormText(2100, 4097), "f32"), "rownorm f32 x 4097"},
-      {testing::withType(testing::rowNormText(1100, 4097), "f64"), "rownorm f64 x 4097"},
-      {testing::withType(testing::rowNormText(33000, 513), "f32"), "rownorm f32 x 513"},
-      {testing::withType(testing::softmaxText(1100, 16385), "f32"), "softmax f32 x 16385"},
-      {testing::withType(testing::softmaxText(600, 32001), "f32"), "softmax f32 x 32001"},
-  };
-  uint64_t seed = 40;
-  for (const Case& c : cases) {
-    std::vector<Kernel> kernels = kernelsOfText(c.text);
-    ASSERT_EQ(kernels.size(), 1u) << c.what;
-    ASSERT_NE(codegen::emitCuda(kernels[0], "k", codegen::CudaTarget::sm90()).source.find("jp < L"),
-              std::string::npos)
-        << c.what;
-    for (Placement at : {Placement::Separate, Placement::Misaligned})
-      EXPECT_TRUE(expectSameAsCpu(kernels[0], c.what, ++seed, at));
-  }
+  using testing::withType;
+  expectEachSameAsCpu(
+      {{withType(testing::rowNormText(2100, 4097), "f32"), "rownorm f32 x 4097"},
+       {withType(testing::rowNormText(1100, 4097), "f64"), "rownorm f64 x 4097"},
+       {withType(testing::rowNormText(33000, 513), "f32"), "rownorm f32 x 513"},
+       {withType(testing::softmaxText(1100, 16385), "f32"), "softmax f32 x 16385"},
+       {withType(testing::softmaxText(600, 32001), "f32"), "softmax f32 x 32001"}},
+      {Placement::Separate, Placement::Misaligned}, 40,
+      [](const codegen::CudaKernel& k) { return k.source.find("jp < L") != std::string::npos; });
 }
 
 /// Rows in shared memory that leave no room for a second block on an SM: a block an
@@ -439,25 +449,14 @@ TEST(CudaKernel, PeeledWideRows) {
 /// the input, and misaligned (a point at a time, nothing ahead).
 TEST(CudaKernel, RowsLoadedAheadIntoRegisters) {
   GRAPHC_REQUIRE_GPU();
-  struct Case {
-    std::string text;
-    const char* what;
-  };
-  const Case cases[] = {
-      {testing::withType(testing::softmaxText(600, 32001), "f32"), "softmax f32 x 32001"},
-      {testing::withType(testing::rowNormText(300, 56000), "f32"), "rownorm f32 x 56000"},
-      {testing::withType(testing::softmaxText(600, 16385), "f64"), "softmax f64 x 16385"},
-  };
-  uint64_t seed = 60;
-  for (const Case& c : cases) {
-    std::vector<Kernel> kernels = kernelsOfText(c.text);
-    ASSERT_EQ(kernels.size(), 1u) << c.what;
-    codegen::CudaKernel source = codegen::emitCuda(kernels[0], "k", cuda::currentTarget());
-    ASSERT_NE(source.source.find("q0["), std::string::npos) << c.what << "\n" << source.source;
-    ASSERT_LT(source.gridSize, 300u) << c.what;
-    for (Placement at : {Placement::Separate, Placement::InPlace, Placement::Misaligned})
-      EXPECT_TRUE(expectSameAsCpu(kernels[0], c.what, ++seed, at));
-  }
+  using testing::withType;
+  expectEachSameAsCpu({{withType(testing::softmaxText(600, 32001), "f32"), "softmax f32 x 32001"},
+                       {withType(testing::rowNormText(300, 56000), "f32"), "rownorm f32 x 56000"},
+                       {withType(testing::softmaxText(600, 16385), "f64"), "softmax f64 x 16385"}},
+                      {Placement::Separate, Placement::InPlace, Placement::Misaligned}, 60,
+                      [](const codegen::CudaKernel& k) {
+                        return k.source.find("q0[") != std::string::npos && k.gridSize < 300;
+                      });
 }
 
 /// Over rows that go by vectors into shared memory, the first stage's reductions take

@@ -34,6 +34,8 @@ import shlex
 import subprocess
 import sys
 
+from pages import rewrite_between  # bench/pages.py, beside this file
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WORKLOADS = ("W1", "W1b", "W2", "W3", "W4", "W5", "GP", "small-op")
 TITLES = {
@@ -278,8 +280,7 @@ def render_summary(paths, docs_page):
     names = {path: f"[{path.name}]({os.path.relpath(path.resolve(), docs_page.parent.resolve())})"
              for path in paths}
     records = [r for _, _, cells, _ in rows for r in cells.values()]
-    out = [SUMMARY_BEGIN, "",
-           "Dates: " + ", ".join(sorted({r["date"] for r in records})) + "; devices: "
+    out = ["Dates: " + ", ".join(sorted({r["date"] for r in records})) + "; devices: "
            + ", ".join(sorted({r["device"] for r in records})) + ". Median ms (relative error "
            "against float64); best peer: the fastest peer result whose error is within "
            f"{ERROR_SLACK}x of the row's smallest; ratio: graphc / best peer.", "",
@@ -297,13 +298,7 @@ def render_summary(paths, docs_page):
                                cell(peer) if peer else "", ratio,
                                f"{floor[0]['median_ms']:.3g}" if floor else "", target,
                                names[path]]) + " |")
-    out += ["", SUMMARY_END]
-    text = docs_page.read_text()
-    begin, end = text.find(SUMMARY_BEGIN), text.find(SUMMARY_END)
-    if begin < 0 or end < begin:
-        sys.exit(f"suite.py: {docs_page} has no results table lines ({SUMMARY_BEGIN!r} ... "
-                 f"{SUMMARY_END!r})")
-    docs_page.write_text(text[:begin] + "\n".join(out) + text[end + len(SUMMARY_END):])
+    rewrite_between(docs_page, SUMMARY_BEGIN, SUMMARY_END, out, "suite.py")
     log(f"wrote the results table of {docs_page} from {len(paths)} file(s)")
 
 

@@ -292,7 +292,7 @@ inline std::vector<SweepCase> sweepCases(bool cpu = false) {
   la("trsm", 1024, 10000, 0);
   for (int64_t n : {int64_t{32}, int64_t{256}, int64_t{1024}, big})
     la("cholesky", n, 0, 0);
-  for (int64_t n : {32, 128, 256, 1024})
+  for (int64_t n : {int64_t{32}, int64_t{128}, int64_t{256}, int64_t{1024}, big})
     la("qr", n, 0, 0);
   for (auto [batch, n] : {std::pair<int64_t, int64_t>{1000, 32}, {100, 128}, {8, 256}})
     la("qr", n, 0, batch);

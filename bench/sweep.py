@@ -124,7 +124,7 @@ def sweep_cases(cpu=False):
     la("trsm", 1024, 10000, 0)
     for n in (32, 256, 1024, big):
         la("cholesky", n, 0, 0)
-    for n in (32, 128, 256, 1024):
+    for n in (32, 128, 256, 1024, big):
         la("qr", n, 0, 0)
     for batch, n in ((1000, 32), (100, 128), (8, 256)):
         la("qr", n, 0, batch)

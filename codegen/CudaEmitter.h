@@ -1,8 +1,9 @@
 //===- codegen/CudaEmitter.h - The CUDA emitter's internals -----*- C++ -*-===//
 //
-// What codegen/Cuda.cpp (the emitter, elementwise kernels) and
-// codegen/CudaReduction.cpp (reduction kernels) share. Not part of the codegen
-// interface (codegen/Cuda.h).
+// What codegen/Cuda.cpp (the emitter, elementwise kernels),
+// codegen/CudaReductionPlan.cpp (a reduction kernel's launch, passes and rows) and
+// codegen/CudaReduction.cpp (its CUDA C++) share. Not part of the codegen interface
+// (codegen/Cuda.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -191,7 +192,7 @@ private:
   /// The tiles for the loads `needed` marks, or none (Tiles::staged empty).
   Tiles tiles(const std::vector<bool>& needed) const;
   void tiledElementwise(Code& c, CudaKernel& ck, const std::vector<bool>& needed, const Tiles& t);
-  // Reduction kernels (CudaReduction.cpp).
+  // Reduction kernels (CudaReductionPlan.h, CudaReduction.cpp).
   struct Passes;
   struct RowPlan;
   class Segment;

@@ -54,17 +54,14 @@ std::vector<Step> buildSteps(const FusionPartition& partition, std::vector<int>&
   return steps;
 }
 
-/// Marks as step outputs the values read by another step or returned.
+/// Marks as step outputs the values read by another step or returned, and every
+/// result of a library call (those read by nothing in its `unread`).
 void collectOutputs(const ir::Graph& g, const std::vector<int>& stepOf, std::vector<Step>& steps) {
   auto addOutput = [&](Value v) {
     std::vector<Value>& outs = steps[stepOf[v.node->id()]].outputs;
     if (std::find(outs.begin(), outs.end(), v) == outs.end())
       outs.push_back(v);
   };
-  for (Step& s : steps)
-    if (s.kind == Step::Kind::Library)
-      for (unsigned i = 0; i < s.nodes.front()->numResults(); ++i)
-        addOutput(Value{const_cast<Node*>(s.nodes.front()), i});
   for (size_t i = 0; i < steps.size(); ++i)
     for (Value v : steps[i].inputs)
       if (stepOf[v.node->id()] >= 0)
@@ -72,6 +69,14 @@ void collectOutputs(const ir::Graph& g, const std::vector<int>& stepOf, std::vec
   for (Value v : g.outputs())
     if (stepOf[v.node->id()] >= 0)
       addOutput(v);
+  for (Step& s : steps)
+    if (s.kind == Step::Kind::Library)
+      for (unsigned i = 0; i < s.nodes.front()->numResults(); ++i) {
+        Value v{const_cast<Node*>(s.nodes.front()), i};
+        if (std::find(s.outputs.begin(), s.outputs.end(), v) == s.outputs.end())
+          s.unread |= 1u << i;
+        addOutput(v);
+      }
   // Outputs in node order, so a step's line reads like the graph.
   for (Step& s : steps) {
     std::sort(s.outputs.begin(), s.outputs.end(), [](Value a, Value b) {
@@ -93,6 +98,8 @@ std::string outputString(const Program& p, const ir::NameTable& names, const Ste
   std::string note = fmt::format("{}, {}", v.type().str(), bytesString(v.type().bytes()));
   if (s.inPlaceOf[i] >= 0)
     note += ", in place of " + names(s.inputs[s.inPlaceOf[i]]);
+  if (s.unread >> v.index & 1)
+    note += ", unread";
   return fmt::format("{} : {} ({})", names(v), where, note);
 }
 

@@ -67,6 +67,10 @@ struct Step {
   /// Per output: the position in `inputs` of the dead input whose buffer it
   /// overwrites, or -1. Set by the memory planner.
   std::vector<int> inPlaceOf;
+  /// A library call's results that no step reads and the graph does not return,
+  /// bit i for result i (its outputs are all its results): its routine may leave
+  /// them unwritten, as qr leaves Q (no orgqr).
+  unsigned unread = 0;
   /// The matrices a CholeskySolve step factors.
   SpdMatrices spd;
 

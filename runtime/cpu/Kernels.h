@@ -51,6 +51,9 @@ struct Step {
   /// The rank the step's program runs as, whose all_reduce meets the other ranks;
   /// null for a program of one rank.
   const RankOf* rank = nullptr;
+  /// Results nothing reads, bit i for result i (passes::Step::unread): left
+  /// unwritten where the op can skip them (qr's Q: no orgqr).
+  unsigned unread = 0;
 
   /// The step running `n` (operands left empty).
   static Step of(const ir::Node& n);

@@ -564,9 +564,13 @@ template <typename T> Arrays lu(const Step& s, const Array& a) {
 }
 
 /// qr, reduced: Q [m,k] with orthonormal columns, R [k,n] upper, k = min(m, n).
+/// Q is left unwritten (no orgqr) where nothing reads it (Step::unread).
 template <typename T> Arrays qr(const Step& s, const Array& a) {
   Matrices ma(a), mq(s.type(0).shape), mr(s.type(1).shape);
-  Array q = Array::zeros(a.dtype(), s.type(0).shape), r = Array::zeros(a.dtype(), s.type(1).shape);
+  const bool formQ = !(s.unread & 1);
+  Array q =
+      formQ ? Array::zeros(a.dtype(), s.type(0).shape) : Array::empty(a.dtype(), s.type(0).shape);
+  Array r = Array::zeros(a.dtype(), s.type(1).shape);
   int64_t k = mq.cols;
   if (k == 0)
     return {q, r};
@@ -577,14 +581,15 @@ template <typename T> Arrays qr(const Step& s, const Array& a) {
     checkCall(s, Lapack<T>::geqrf(LAPACK_ROW_MAJOR, ma.rows, ma.cols, pf, ma.ld(), tau.data()),
               "geqrf", b);
     T* pr = mr.item<T>(r, b);
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = i; j < ma.cols; ++j)
+        pr[i * ma.cols + j] = pf[i * ma.cols + j];
+    if (!formQ)
+      continue;
     T* pq = mq.item<T>(q, b);
     for (int64_t i = 0; i < k; ++i)
-      for (int64_t j = 0; j < ma.cols; ++j) {
-        if (j >= i)
-          pr[i * ma.cols + j] = pf[i * ma.cols + j];
-        if (j < k)
-          pq[i * k + j] = pf[i * ma.cols + j];
-      }
+      for (int64_t j = 0; j < k; ++j)
+        pq[i * k + j] = pf[i * ma.cols + j];
     for (int64_t i = k; i < ma.rows; ++i)
       for (int64_t j = 0; j < k; ++j)
         pq[i * k + j] = pf[i * ma.cols + j];

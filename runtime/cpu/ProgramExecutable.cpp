@@ -194,6 +194,7 @@ private:
     for (const ir::Node* n : s.nodes) {
       p.nodes.push_back(Step::of(*n));
       p.nodes.back().rank = rank_ ? &*rank_ : nullptr;
+      p.nodes.back().unread = s.unread;
     }
     return p;
   }

@@ -38,11 +38,14 @@ using library::Scratch;
 using library::visitFloat;
 using library::widens;
 
-/// Runs one float node of a supported op.
+/// Runs one float node of a supported op; results in `unread` (LibraryContext::run)
+/// that the op can skip are passed as null.
 template <typename T>
-void runFloat(Call<T>& call, Op op, llvm::ArrayRef<const void*> in, llvm::ArrayRef<void*> out) {
+void runFloat(Call<T>& call, Op op, llvm::ArrayRef<const void*> in, llvm::ArrayRef<void*> out,
+              unsigned unread) {
   auto i = [&](unsigned k) { return static_cast<const T*>(in[k]); };
   auto o = [&](unsigned k) { return static_cast<T*>(out[k]); };
+  auto skippable = [&](unsigned k) { return unread >> k & 1 ? nullptr : o(k); };
   switch (op) {
   case Op::Matmul:
     return call.matmul(i(0), i(1), o(0));
@@ -57,7 +60,7 @@ void runFloat(Call<T>& call, Op op, llvm::ArrayRef<const void*> in, llvm::ArrayR
   case Op::Lu:
     return call.lu(i(0), o(0), o(1), o(2));
   case Op::Qr:
-    return call.qr(i(0), o(0), o(1));
+    return call.qr(i(0), skippable(0), o(1));
   case Op::Inverse:
     return call.inverse(i(0), o(0));
   case Op::Det:
@@ -73,7 +76,7 @@ void runFloat(Call<T>& call, Op op, llvm::ArrayRef<const void*> in, llvm::ArrayR
 /// workspace, the f64 call, its results converted back.
 void runWidened(const LibraryContext& ctx, const HelperKernels& kernels, const ir::Node& n,
                 const Scratch& s, llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
-                int* info) {
+                int* info, unsigned unread) {
   auto convert = [&](const char* kernel, int64_t count, const void* from, void* to) {
     if (count > 0)
       kernels[kernel].launch(LaunchConfig::linear(count, 256, ctx.stream()), {&count, &from, &to});
@@ -91,9 +94,10 @@ void runWidened(const LibraryContext& ctx, const HelperKernels& kernels, const i
     at += t.numel();
   }
   Call<double> call(ctx, kernels, n, s, info);
-  runFloat(call, n.op(), in, out);
+  runFloat(call, n.op(), in, out, unread);
   for (unsigned i = 0; i < outputs.size(); ++i)
-    convert("convert<double, float>", n.type(i).numel(), out[i], outputs[i]);
+    if (!(unread >> i & 1))
+      convert("convert<double, float>", n.type(i).numel(), out[i], outputs[i]);
 }
 
 /// trace for any numeric dtype.
@@ -231,7 +235,7 @@ void LibraryContext::reserve(const ir::Node& n) {
 }
 
 void LibraryContext::run(const ir::Node& n, llvm::ArrayRef<const void*> inputs,
-                         llvm::ArrayRef<void*> outputs, int* deviceInfo) {
+                         llvm::ArrayRef<void*> outputs, int* deviceInfo, unsigned unread) {
   if (!supports(n) || inputs.size() != n.operands().size() || outputs.size() != n.numResults())
     throw Error(fmt::format("internal error: bad library call of {} ({} inputs, {} outputs)",
                             ir::opName(n.op()).str(), inputs.size(), outputs.size()));
@@ -254,11 +258,11 @@ void LibraryContext::run(const ir::Node& n, llvm::ArrayRef<const void*> inputs,
     logRoute(n);
   int* info = count > 0 ? deviceInfo : s.info;
   if (widens(n, singleInDouble_))
-    return runWidened(*this, *kernels_, n, s, inputs, outputs, info);
+    return runWidened(*this, *kernels_, n, s, inputs, outputs, info, unread);
   visitFloat(n.operand(0).type().dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     Call<T> call(*this, *kernels_, n, s, info);
-    runFloat(call, n.op(), inputs, outputs);
+    runFloat(call, n.op(), inputs, outputs, unread);
   });
 }
 

@@ -75,10 +75,12 @@ public:
   /// (may be null when that is 0). Item b of deviceInfo becomes 0 on success,
   /// otherwise the 1-based position of the failure in batch item b: the leading
   /// minor (cholesky), i of U(i,i) = 0 (solve, inverse) or of A(i,i) = 0
-  /// (triangular_solve). Never allocates or synchronizes; throws graphc::Error for
-  /// an unsupported node, a launch error, or a node that was not reserve()d.
+  /// (triangular_solve). `unread` (bit i for result i) names results nothing reads:
+  /// an op may leave them unwritten (qr's Q: no orgqr). Never allocates or
+  /// synchronizes; throws graphc::Error for an unsupported node, a launch error, or a
+  /// node that was not reserve()d.
   void run(const ir::Node& n, llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
-           int* deviceInfo);
+           int* deviceInfo, unsigned unread = 0);
 
   /// Enqueues the value of the source node `n` into the dense device buffer `out`
   /// on `stream` of `device` when `n` is a full or an eye of f32/f64 (a constant

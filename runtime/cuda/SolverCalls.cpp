@@ -70,12 +70,14 @@ template <typename T> void Call<T>::lu(const T* a, T* p, T* l, T* u) {
 
 /// Reduced QR of A: in one cluster kernel where it takes the shape (ClusterQr.h),
 /// else with A transposed into the workspace first (so that LAPACK sees A, not
-/// A'): geqrf, R from its upper part, orgqr, Q back to row-major.
+/// A'): geqrf, R from its upper part, orgqr, Q back to row-major. A null `q`
+/// (nothing reads Q) skips forming Q.
 template <typename T> void Call<T>::qr(const T* a, T* q, T* r) {
   Matrices ma = operand(0), mq = result(0), mr = result(1);
   int64_t k = mq.cols;
   if (k == 0) {
-    zero(q, mq);
+    if (q)
+      zero(q, mq);
     return zero(r, mr);
   }
   if (route_ == Route::ClusterQr)
@@ -90,6 +92,8 @@ template <typename T> void Call<T>::qr(const T* a, T* q, T* r) {
                                     toInt(ma.rows), tau + b * k, static_cast<T*>(s_.work), s_.lwork,
                                     s_.info + b));
   unpackTriangle(ma.batch, k, ma.cols, f, ma.rows, ma.size(), r, /*unitLower=*/0);
+  if (!q)
+    return;
   for (int64_t b = 0; b < ma.batch; ++b)
     GRAPHC_CUDA_CHECK(Lib<T>::orgqr(solver_, toInt(ma.rows), toInt(k), toInt(k), f + b * ma.size(),
                                     toInt(ma.rows), tau + b * k, static_cast<T*>(s_.work), s_.lwork,
@@ -175,7 +179,8 @@ template <typename T> void Call<T>::batchedQr(T* f, T* tau, T* q, T* r) {
   checkArguments("geqrfBatched", invalid);
   unpackTriangle(ma.batch, k, ma.cols, f, ma.rows, ma.size(), r, /*unitLower=*/0);
   int64_t stride = ma.size();
-  launch("householderQ", ma.batch * k, {&ma.batch, &ma.rows, &k, &f, &stride, &tau, &q});
+  if (q)
+    launch("householderQ", ma.batch * k, {&ma.batch, &ma.rows, &k, &f, &stride, &tau, &q});
 }
 
 template void Call<float>::solve(const float*, const float*, float*);

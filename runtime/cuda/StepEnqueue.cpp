@@ -169,7 +169,7 @@ void StepEnqueuer::runLibrary(Lane& lane, const RunBuffers& b, const PreparedSte
   for (Source s : p.outs)
     outs.push_back(resolve(lane, b, s));
   lane.library->run(*p.step->nodes.front(), ins, outs,
-                    lane.checks.as<int>() + prepared_.infoWord(p));
+                    lane.checks.as<int>() + prepared_.infoWord(p), p.step->unread);
 }
 
 void StepEnqueuer::summarizeInfo(Lane& lane, const PreparedStep& p) const {

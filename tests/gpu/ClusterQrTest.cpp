@@ -63,6 +63,30 @@ INSTANTIATE_TEST_SUITE_P(ClusterQr, ClusterQrShape, ::testing::ValuesIn(kShapes)
                            return fmt::format("{}x{}", info.param.first, info.param.second);
                          });
 
+// R alone (Q unread: the cluster kernel forms no Q, cuSOLVER runs no orgqr) has
+// the bits of R beside Q, on both routes, f32 (in f64 where the route widens) and
+// f64, batched.
+TEST(ClusterQr, RAloneHasTheBitsOfRBesideQ) {
+  GRAPHC_REQUIRE_GPU();
+  using QrRoute = LibraryContext::QrRoute;
+  for (QrRoute route : {QrRoute::Cluster, QrRoute::Library}) {
+    Route forced(route);
+    for (auto [m, n] : {std::pair<int64_t, int64_t>{5, 3}, {3, 5}, {64, 64}, {300, 200}})
+      for (DType dt : kFloats)
+        for (int64_t batch : {1, 3}) {
+          std::string what = fmt::format("qr {} x {} x {} {}, route {}", batch, m, n,
+                                         ir::dtypeName(dt).str(), int(route));
+          Ints shape = batch == 1 ? Ints{m, n} : Ints{batch, m, n};
+          std::vector<Array> in = {randn(dt, shape, 7 + m * n)};
+          OneNode g(Op::Qr, in, {});
+          GpuResult both = runGpu(*g.node, in), rOnly = runGpu(*g.node, in, false, /*unread=*/1);
+          ASSERT_FALSE(both.failure || rOnly.failure) << what;
+          EXPECT_EQ(doubles(rOnly.outputs[1]), doubles(both.outputs[1])) << what;
+          expectClose(rOnly.outputs[1], runCpu(g, in).outputs[1], what);
+        }
+  }
+}
+
 TEST(ClusterQr, TakesEveryClusterSize) {
   GRAPHC_REQUIRE_GPU();
   std::set<int> sizes;

@@ -96,11 +96,12 @@ struct GpuResult {
   std::optional<std::string> failure;
 };
 
-/// Runs `node` through the shared LibraryContext. With `capture`, run() is recorded
-/// into a CUDA graph (global capture mode, which rejects synchronizing and other
-/// unsafe calls) that is then launched.
+/// Runs `node` through the shared LibraryContext, with the results in `unread`
+/// (LibraryContext::run) read by nothing. With `capture`, run() is recorded into a
+/// CUDA graph (global capture mode, which rejects synchronizing and other unsafe
+/// calls) that is then launched.
 inline GpuResult runGpu(const ir::Node& node, const std::vector<Array>& inputs,
-                        bool capture = false) {
+                        bool capture = false, unsigned unread = 0) {
   Gpu& gpu = Gpu::get();
   DevicePool& pool = DevicePool::forDevice(0);
   gpu.ctx->reserve(node);
@@ -125,7 +126,7 @@ inline GpuResult runGpu(const ir::Node& node, const std::vector<Array>& inputs,
     GRAPHC_CUDA_CHECK(cudaStreamBeginCapture(gpu.stream, cudaStreamCaptureModeGlobal));
     cudaGraph_t graph = nullptr;
     try {
-      gpu.ctx->run(node, inPtrs, outPtrs, info.as<int>());
+      gpu.ctx->run(node, inPtrs, outPtrs, info.as<int>(), unread);
     } catch (...) {
       cudaStreamEndCapture(gpu.stream, &graph);
       throw;
@@ -138,7 +139,7 @@ inline GpuResult runGpu(const ir::Node& node, const std::vector<Array>& inputs,
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
   } else {
-    gpu.ctx->run(node, inPtrs, outPtrs, info.as<int>());
+    gpu.ctx->run(node, inPtrs, outPtrs, info.as<int>(), unread);
   }
 
   GpuResult r;

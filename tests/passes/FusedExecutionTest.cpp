@@ -241,6 +241,51 @@ graph @g(%y: f64[64,5,5], %b: f64[64,5,2]) {
   }
 }
 
+// R alone from qr: nothing reads Q, so the program marks it unread and the CPU
+// skips orgqr. R is that of the graph returning both, and with their Q it
+// rebuilds A (tall, square and wide, batched).
+TEST(FusedExecution, QrWithQUnreadGivesTheSameR) {
+  for (const char* shape : {"3,7,4", "5,5", "2,3,6"}) {
+    auto both = ir::parseGraph(fmt::format(R"(
+graph @g(%a: f64[{}]) {{
+  %q:2 = qr %a
+  return %q#0, %q#1
+}})",
+                                           shape));
+    auto rOnly = ir::parseGraph(fmt::format(R"(
+graph @g(%a: f64[{}]) {{
+  %q:2 = qr %a
+  return %q#1
+}})",
+                                            shape));
+    passes::Program p = passes::lowerToProgram(*rOnly);
+    ASSERT_EQ(p.steps().size(), 1u);
+    EXPECT_EQ(p.steps()[0].unread, 1u);
+    EXPECT_NE(passes::printProgram(p).find("unread"), std::string::npos);
+    EXPECT_EQ(passes::lowerToProgram(*both).steps()[0].unread, 0u);
+
+    std::vector<Array> inputs = testing::randomInputs(*rOnly, 4);
+    std::vector<Array> full = compile(*both, getBackend("cpu"))->run(inputs);
+    Array r = compile(*rOnly, getBackend("cpu"))->run(inputs)[0];
+    EXPECT_EQ(r.toVector<double>(), full[1].toVector<double>()) << shape;
+    expectSameAsUnfused(*rOnly, 4);
+    // Q R == A, item by item, R from the graph without Q.
+    const Array& q = full[0];
+    int64_t rank = r.shape().size(), m = q.shape()[rank - 2], k = q.shape()[rank - 1],
+            n = r.shape()[rank - 1], items = q.numel() / (m * k);
+    std::vector<double> qv = q.toVector<double>(), rv = r.toVector<double>(),
+                        av = inputs[0].toVector<double>();
+    for (int64_t b = 0; b < items; ++b)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0;
+          for (int64_t c = 0; c < k; ++c)
+            sum += qv[(b * m + i) * k + c] * rv[(b * k + c) * n + j];
+          EXPECT_NEAR(sum, av[(b * m + i) * n + j], 1e-13) << shape;
+        }
+  }
+}
+
 TEST(FusedExecution, ExampleGraphsF64AndF32) {
   for (const std::string& file : testing::kExampleGraphFiles)
     for (bool f32 : {false, true}) {

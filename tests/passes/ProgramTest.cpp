@@ -95,6 +95,16 @@ void checkInvariants(const ir::Graph& g, const Program& p) {
     }
   for (ir::Value v : g.outputs())
     lastRead[key(v)] = static_cast<int>(p.steps().size());
+  // A library call's `unread` names exactly its results that nothing reads.
+  for (const Step& s : p.steps()) {
+    if (s.kind != Step::Kind::Library) {
+      EXPECT_EQ(s.unread, 0u) << s.name();
+      continue;
+    }
+    ir::Node* n = const_cast<ir::Node*>(s.nodes.front());
+    for (unsigned r = 0; r < n->numResults(); ++r)
+      EXPECT_EQ(bool(s.unread >> r & 1), !lastRead.count(key(ir::Value{n, r}))) << s.name();
+  }
   for (const Slot& slot : p.slots())
     for (size_t k = 0; k + 1 < slot.values.size(); ++k) {
       ir::Value held = slot.values[k];

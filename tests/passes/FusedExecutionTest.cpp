@@ -242,8 +242,9 @@ graph @g(%y: f64[64,5,5], %b: f64[64,5,2]) {
 }
 
 // R alone from qr: nothing reads Q, so the program marks it unread and the CPU
-// skips orgqr. R is that of the graph returning both, and with their Q it
-// rebuilds A (tall, square and wide, batched).
+// skips orgqr. R is that of the graph returning both and of the unfused backend,
+// which forms Q (tall, square and wide, batched; Linalg.QrReducedGivesQRWithOrthonormalQ
+// checks Q R == A there).
 TEST(FusedExecution, QrWithQUnreadGivesTheSameR) {
   for (const char* shape : {"3,7,4", "5,5", "2,3,6"}) {
     auto both = ir::parseGraph(fmt::format(R"(
@@ -269,20 +270,6 @@ graph @g(%a: f64[{}]) {{
     Array r = compile(*rOnly, getBackend("cpu"))->run(inputs)[0];
     EXPECT_EQ(r.toVector<double>(), full[1].toVector<double>()) << shape;
     expectSameAsUnfused(*rOnly, 4);
-    // Q R == A, item by item, R from the graph without Q.
-    const Array& q = full[0];
-    int64_t rank = r.shape().size(), m = q.shape()[rank - 2], k = q.shape()[rank - 1],
-            n = r.shape()[rank - 1], items = q.numel() / (m * k);
-    std::vector<double> qv = q.toVector<double>(), rv = r.toVector<double>(),
-                        av = inputs[0].toVector<double>();
-    for (int64_t b = 0; b < items; ++b)
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-          double sum = 0;
-          for (int64_t c = 0; c < k; ++c)
-            sum += qv[(b * m + i) * k + c] * rv[(b * k + c) * n + j];
-          EXPECT_NEAR(sum, av[(b * m + i) * n + j], 1e-13) << shape;
-        }
   }
 }
 

@@ -80,10 +80,11 @@ QrCluster chooseQrCluster(const RoutePolicy& p, int64_t m, int64_t n, size_t ele
   return {};
 }
 
-bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n, bool sharing) {
+bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n, size_t elementSize,
+                     bool sharing) {
   if (batch <= 1 && !sharing)
-    return m <= p.qrClusterSingleMaxRows;
-  if (m > 2 * p.qrClusterSingleMaxRows && batch < p.qrClusterMinBatchTall)
+    return m <= (elementSize == 4 ? p.qrClusterSingleMaxRowsF32 : p.qrClusterSingleMaxRows);
+  if (m > p.qrClusterTallRows && batch < p.qrClusterMinBatchTall)
     return false;
   return std::max(m, n) > p.qrBatchedTinyMaxN;
 }

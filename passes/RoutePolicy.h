@@ -88,14 +88,20 @@ struct RoutePolicy {
   /// 100 x 128 x 128 0.73 / 0.69 / 0.64 / 0.81, 1000 x 32 x 32 0.20 / 0.19 /
   /// 0.16 / 0.17, 256 x 32 0.117 / 0.109 / 0.094 / 0.103.
   int64_t qrClusterPanelColumns = 16;
-  /// One matrix takes the kernel up to this many rows. f64 on an H200
-  /// (2026-12-02, ms, kernel against cuSOLVER): 128 x 128 0.25 / 0.68, 128 x 256
-  /// 0.25 / 0.69; 256 x 128 0.39 / 0.39, 256 x 256 0.81 / 0.77, 512 x 128 0.65 /
-  /// 0.48, 300 x 300 1.59 / 1.00.
-  int64_t qrClusterSingleMaxRows = 128;
-  /// Batches take it from two matrices, or from this many above 256 rows (a
-  /// single one of those is faster on cuSOLVER; 2 x 300 x 300: 1.58 / 1.98, 2 x
-  /// 256 x 256: 0.81 / 1.53; 8 x 256 x 256: 0.82 / 6.04).
+  /// One matrix of f64 takes the kernel up to this many rows, of f32 up to the
+  /// second. One H100, 2026-12-06, ms with Q, kernel against cuSOLVER
+  /// (bench/results/2026-12-06-h100-qr-routes.jsonl): f64 160 x 160 0.471 / 0.529,
+  /// 192 x 192 0.589 / 0.623, 224 x 224 0.714 / 0.740, 256 x 256 0.838 / 0.775,
+  /// 256 x 128 0.398 / 0.388, 512 x 128 0.663 / 0.485; f32 192 x 192 0.443 /
+  /// 0.603, 256 x 256 0.617 / 0.741, 256 x 128 0.308 / 0.372 (longer f32 columns
+  /// not measured).
+  int64_t qrClusterSingleMaxRows = 224;
+  int64_t qrClusterSingleMaxRowsF32 = 256;
+  /// Batches (and a matrix among deferred runs, preferClusterQr's `sharing`) take
+  /// it from two matrices, or from qrClusterMinBatchTall of more than
+  /// qrClusterTallRows rows (a single one of those is faster on cuSOLVER; 2 x 300 x
+  /// 300: 1.58 / 1.98, 2 x 256 x 256: 0.81 / 1.53; 8 x 256 x 256: 0.82 / 6.04).
+  int64_t qrClusterTallRows = 256;
   int64_t qrClusterMinBatchTall = 2;
   /// Batches of matrices with no dimension above this stay on geqrfBatched:
   /// 4096 x 16 x 16 0.33 / 0.14, 100000 x 4 x 4 1.82 / 0.24; 1024 x 24 x 24
@@ -195,12 +201,13 @@ int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel, 
 QrCluster chooseQrCluster(const RoutePolicy& p, int64_t m, int64_t n, size_t elementSize,
                           size_t maxSharedBytes, int64_t widest = 0);
 
-/// True when `batch` m x n QRs that the cluster kernel can take (chooseQrClusterSize
-/// is not 0) are faster there than in cuBLAS's and cuSOLVER's routines. With
+/// True when `batch` m x n QRs of `elementSize`-byte elements that the cluster
+/// kernel can take (chooseQrClusterSize is not 0) are faster there than in
+/// cuBLAS's and cuSOLVER's routines. With
 /// `sharing` the call runs beside others on other streams (deferred runs on several
 /// lanes): throughput counts, and one matrix is a batch of one among many, so it
 /// takes the kernel (a few multiprocessors) as batches do.
-bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n,
+bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n, size_t elementSize,
                      bool sharing = false);
 
 /// How the GPU computes a syrk: C = X X' (X n x k) or with `transpose` X'X (X k x n),

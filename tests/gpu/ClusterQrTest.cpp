@@ -4,7 +4,8 @@
 // LAPACK (dgeqrf + dorgqr, so R's signs are LAPACK's): square, tall and wide
 // shapes from 1 x 1 to 512 rows, each cluster size, f32 and f64, batches; zero
 // columns (tau = 0), a zero matrix, magnitudes near overflow and underflow (the
-// scaled norms), and NaN propagation. Every shape is checked to take the kernel.
+// scaled norms), and NaN propagation (Q's NaNs where LAPACK's). Every shape is
+// checked to take the kernel.
 // The kernel is forced (LibraryContext::QrRoute::Cluster) where the route policy
 // would pick cuSOLVER; LibraryTest and LibraryBatchedTest cover the default route.
 // Every panel width gives the same bits. Disabled: the kernel timed against
@@ -127,14 +128,22 @@ TEST(ClusterQr, NanPropagates) {
   Route cluster(LibraryContext::QrRoute::Cluster);
   std::vector<double> v = doubles(randn(DType::F64, {64, 64}, 72));
   v[10 * 64 + 3] = std::nan("");
-  OneNode g(Op::Qr, {fromDoubles(DType::F64, v, {64, 64})}, {});
-  GpuResult got = runGpu(*g.node, {fromDoubles(DType::F64, v, {64, 64})});
+  std::vector<Array> in = {fromDoubles(DType::F64, v, {64, 64})};
+  OneNode g(Op::Qr, in, {});
+  GpuResult got = runGpu(*g.node, in);
   // Column 3 is NaN from its reflector on, and every column after it through the
   // reflector; the columns before it are finite.
   std::vector<double> r = doubles(got.outputs[1]);
   EXPECT_TRUE(std::isnan(r[3 * 64 + 3]));
   EXPECT_TRUE(std::isnan(r[3 * 64 + 63]));
   EXPECT_TRUE(std::isfinite(r[0 * 64 + 2]));
+  // Q's NaNs where LAPACK's unblocked dorg2r puts them (two blocks, four panels).
+  std::vector<double> q = doubles(got.outputs[0]), want = doubles(runCpu(g, in).outputs[0]);
+  ASSERT_EQ(q.size(), want.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < q.size(); ++i)
+    differ += std::isnan(q[i]) != std::isnan(want[i]);
+  EXPECT_EQ(differ, 0u);
 }
 
 TEST(ClusterQr, RunsInsideStreamCapture) {
@@ -237,11 +246,12 @@ TEST(ClusterQr, DISABLED_TimingsOfPanelWidths) {
   }
 }
 
-/// Milliseconds per QR of `batch` f64 m x n matrices on `route`.
-double timeQr(int64_t batch, int64_t m, int64_t n, LibraryContext::QrRoute route) {
+/// Milliseconds per QR of `batch` m x n matrices of `dt` on `route`.
+double timeQr(int64_t batch, int64_t m, int64_t n, LibraryContext::QrRoute route,
+              DType dt = DType::F64) {
   Route forced(route);
   Ints shape = batch == 1 ? Ints{m, n} : Ints{batch, m, n};
-  return timeRun(Op::Qr, {randn(DType::F64, shape, 74)}, {}, 20);
+  return timeRun(Op::Qr, {randn(dt, shape, 74)}, {}, 20);
 }
 
 /// Run with --gtest_also_run_disabled_tests.
@@ -250,6 +260,7 @@ TEST(ClusterQr, DISABLED_TimingsAgainstCusolver) {
   using QrRoute = LibraryContext::QrRoute;
   std::printf("f64 qr (Q and R), ms per run:\n");
   for (auto [batch, m, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 256, 256},
+                             {1, 224, 224},
                              {1, 192, 192},
                              {1, 160, 160},
                              {1, 128, 128},
@@ -274,6 +285,18 @@ TEST(ClusterQr, DISABLED_TimingsAgainstCusolver) {
                 long(m), long(n), clusterSize(m, n, DType::F64),
                 timeQr(batch, m, n, QrRoute::Cluster), timeQr(batch, m, n, QrRoute::Library),
                 timeQr(batch, m, n, QrRoute::Auto));
+  std::printf("f32 qr (Q and R) of one matrix, ms per run:\n");
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{256, 256},
+                      {224, 224},
+                      {192, 192},
+                      {160, 160},
+                      {128, 128},
+                      {256, 128},
+                      {192, 96},
+                      {128, 256}})
+    std::printf("  %3ld x %3ld  cluster(%d) %8.4f  library %8.4f\n", long(m), long(n),
+                clusterSize(m, n, DType::F32), timeQr(1, m, n, QrRoute::Cluster, DType::F32),
+                timeQr(1, m, n, QrRoute::Library, DType::F32));
 }
 
 } // namespace

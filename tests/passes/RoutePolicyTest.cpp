@@ -94,22 +94,31 @@ TEST(RoutePolicy, QrClusterByColumnsThenSharedMemory) {
 
 TEST(RoutePolicy, QrClusterForFewStepsOrBatchesOfAllButTinyMatrices) {
   const RoutePolicy& p = RoutePolicy::gpu();
-  EXPECT_TRUE(preferClusterQr(p, 1, 128, 128));
-  EXPECT_TRUE(preferClusterQr(p, 1, 64, 512)); // 64 steps
-  EXPECT_FALSE(preferClusterQr(p, 1, 256, 256));
-  EXPECT_TRUE(preferClusterQr(p, 1, 256, 256, /*sharing=*/true));
-  EXPECT_FALSE(preferClusterQr(p, 1, 300, 300, /*sharing=*/true));
-  EXPECT_FALSE(preferClusterQr(p, 4096, 8, 8, /*sharing=*/true));
-  EXPECT_FALSE(preferClusterQr(p, 1, 512, 128));
-  EXPECT_FALSE(preferClusterQr(p, 1, 256, 128));
-  EXPECT_TRUE(preferClusterQr(p, 1, 128, 256));
-  EXPECT_TRUE(preferClusterQr(p, 2, 256, 256));
-  EXPECT_TRUE(preferClusterQr(p, 2, 300, 300));
-  EXPECT_TRUE(preferClusterQr(p, 3, 300, 300));
-  EXPECT_TRUE(preferClusterQr(p, 512, 32, 32));
-  EXPECT_TRUE(preferClusterQr(p, 512, 8, 17));
-  EXPECT_FALSE(preferClusterQr(p, 4096, 8, 8));
-  EXPECT_FALSE(preferClusterQr(p, 100000, 16, 16));
+  // One f64 matrix up to 224 rows, one f32 matrix up to 256.
+  EXPECT_TRUE(preferClusterQr(p, 1, 128, 128, 8));
+  EXPECT_TRUE(preferClusterQr(p, 1, 64, 512, 8)); // 64 steps
+  EXPECT_TRUE(preferClusterQr(p, 1, 224, 224, 8));
+  EXPECT_FALSE(preferClusterQr(p, 1, 225, 100, 8));
+  EXPECT_FALSE(preferClusterQr(p, 1, 256, 256, 8));
+  EXPECT_TRUE(preferClusterQr(p, 1, 256, 256, 4));
+  EXPECT_FALSE(preferClusterQr(p, 1, 257, 256, 4));
+  EXPECT_FALSE(preferClusterQr(p, 1, 512, 128, 8));
+  EXPECT_FALSE(preferClusterQr(p, 1, 256, 128, 8));
+  EXPECT_TRUE(preferClusterQr(p, 1, 256, 128, 4));
+  EXPECT_TRUE(preferClusterQr(p, 1, 128, 256, 8));
+  // Among deferred runs and in batches: from two matrices, and from two of more than
+  // 256 rows.
+  EXPECT_TRUE(preferClusterQr(p, 1, 256, 256, 8, /*sharing=*/true));
+  EXPECT_FALSE(preferClusterQr(p, 1, 300, 300, 8, /*sharing=*/true));
+  EXPECT_FALSE(preferClusterQr(p, 1, 300, 300, 4, /*sharing=*/true));
+  EXPECT_FALSE(preferClusterQr(p, 4096, 8, 8, 8, /*sharing=*/true));
+  EXPECT_TRUE(preferClusterQr(p, 2, 256, 256, 8));
+  EXPECT_TRUE(preferClusterQr(p, 2, 300, 300, 8));
+  EXPECT_TRUE(preferClusterQr(p, 3, 300, 300, 4));
+  EXPECT_TRUE(preferClusterQr(p, 512, 32, 32, 8));
+  EXPECT_TRUE(preferClusterQr(p, 512, 8, 17, 8));
+  EXPECT_FALSE(preferClusterQr(p, 4096, 8, 8, 8));
+  EXPECT_FALSE(preferClusterQr(p, 100000, 16, 16, 4));
 }
 
 TEST(RoutePolicy, DeferredLanesByTheirMemory) {

@@ -93,32 +93,28 @@ TEST(RoutePolicy, QrClusterByColumnsThenSharedMemory) {
 }
 
 TEST(RoutePolicy, QrClusterForFewStepsOrBatchesOfAllButTinyMatrices) {
-  const RoutePolicy& p = RoutePolicy::gpu();
-  // One f64 matrix up to 224 rows, one f32 matrix up to 256.
-  EXPECT_TRUE(preferClusterQr(p, 1, 128, 128, 8));
-  EXPECT_TRUE(preferClusterQr(p, 1, 64, 512, 8)); // 64 steps
-  EXPECT_TRUE(preferClusterQr(p, 1, 224, 224, 8));
-  EXPECT_FALSE(preferClusterQr(p, 1, 225, 100, 8));
-  EXPECT_FALSE(preferClusterQr(p, 1, 256, 256, 8));
-  EXPECT_TRUE(preferClusterQr(p, 1, 256, 256, 4));
-  EXPECT_FALSE(preferClusterQr(p, 1, 257, 256, 4));
-  EXPECT_FALSE(preferClusterQr(p, 1, 512, 128, 8));
-  EXPECT_FALSE(preferClusterQr(p, 1, 256, 128, 8));
-  EXPECT_TRUE(preferClusterQr(p, 1, 256, 128, 4));
-  EXPECT_TRUE(preferClusterQr(p, 1, 128, 256, 8));
-  // Among deferred runs and in batches: from two matrices, and from two of more than
-  // 256 rows.
-  EXPECT_TRUE(preferClusterQr(p, 1, 256, 256, 8, /*sharing=*/true));
-  EXPECT_FALSE(preferClusterQr(p, 1, 300, 300, 8, /*sharing=*/true));
-  EXPECT_FALSE(preferClusterQr(p, 1, 300, 300, 4, /*sharing=*/true));
-  EXPECT_FALSE(preferClusterQr(p, 4096, 8, 8, 8, /*sharing=*/true));
-  EXPECT_TRUE(preferClusterQr(p, 2, 256, 256, 8));
-  EXPECT_TRUE(preferClusterQr(p, 2, 300, 300, 8));
-  EXPECT_TRUE(preferClusterQr(p, 3, 300, 300, 4));
-  EXPECT_TRUE(preferClusterQr(p, 512, 32, 32, 8));
-  EXPECT_TRUE(preferClusterQr(p, 512, 8, 17, 8));
-  EXPECT_FALSE(preferClusterQr(p, 4096, 8, 8, 8));
-  EXPECT_FALSE(preferClusterQr(p, 100000, 16, 16, 4));
+  struct Case {
+    int64_t batch, m, n;
+    size_t elementSize;
+    bool sharing, cluster;
+  };
+  // One f64 matrix up to 224 rows, one f32 matrix up to 256; among deferred runs and
+  // in batches, from two matrices, and from two of more than 256 rows.
+  for (Case c : {Case{1, 128, 128, 8, false, true}, {1, 64, 512, 8, false, true},
+                 {1, 224, 224, 8, false, true},     {1, 225, 100, 8, false, false},
+                 {1, 256, 256, 8, false, false},    {1, 256, 256, 4, false, true},
+                 {1, 257, 256, 4, false, false},    {1, 512, 128, 8, false, false},
+                 {1, 256, 128, 8, false, false},    {1, 256, 128, 4, false, true},
+                 {1, 128, 256, 8, false, true},     {1, 256, 256, 8, true, true},
+                 {1, 300, 300, 8, true, false},     {1, 300, 300, 4, true, false},
+                 {4096, 8, 8, 8, true, false},      {2, 256, 256, 8, false, true},
+                 {2, 300, 300, 8, false, true},     {3, 300, 300, 4, false, true},
+                 {512, 32, 32, 8, false, true},     {512, 8, 17, 8, false, true},
+                 {4096, 8, 8, 8, false, false},     {100000, 16, 16, 4, false, false}})
+    EXPECT_EQ(preferClusterQr(RoutePolicy::gpu(), c.batch, c.m, c.n, c.elementSize, c.sharing),
+              c.cluster)
+        << c.batch << " x " << c.m << " x " << c.n << ", " << c.elementSize << "-byte elements"
+        << (c.sharing ? ", sharing" : "");
 }
 
 TEST(RoutePolicy, DeferredLanesByTheirMemory) {

@@ -203,10 +203,10 @@ QrCluster chooseQrCluster(const RoutePolicy& p, int64_t m, int64_t n, size_t ele
 
 /// True when `batch` m x n QRs of `elementSize`-byte elements that the cluster
 /// kernel can take (chooseQrClusterSize is not 0) are faster there than in
-/// cuBLAS's and cuSOLVER's routines. With
-/// `sharing` the call runs beside others on other streams (deferred runs on several
-/// lanes): throughput counts, and one matrix is a batch of one among many, so it
-/// takes the kernel (a few multiprocessors) as batches do.
+/// cuBLAS's and cuSOLVER's routines. With `sharing` the call runs beside others on
+/// other streams (deferred runs on several lanes): throughput counts, and one
+/// matrix is a batch of one among many, so it takes the kernel (a few
+/// multiprocessors) as batches do.
 bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n, size_t elementSize,
                      bool sharing = false);
 

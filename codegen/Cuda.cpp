@@ -173,6 +173,22 @@ template <typename T> __device__ __forceinline__ f64 gc_online_sum(T m, f64 s, i
   return points > 0 && isinf(m) && m < 0 ? __longlong_as_double(0x7ff8000000000000ULL) : s;
 }
 )";
+  case kCopyAsync:
+    return R"(// 16 bytes from global to shared memory, the thread going on while they come
+// (cp.async, compute capability 8.0 on), and the wait for all of the thread's.
+__device__ __forceinline__ void gc_copy_async(void* to, const void* from) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((u32)__cvta_generic_to_shared(to)), "l"(from));
+#else
+  *(float4*)to = *(const float4*)from;
+#endif
+}
+__device__ __forceinline__ void gc_copy_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+)";
   }
   return "";
 }
@@ -814,7 +830,7 @@ CudaKernel Emitter::emit(llvm::StringRef name) {
                    : k_.hasReduction() ? ", S segments (a parameter)"
                                        : ", N points (a parameter)");
   s += kTypedefs;
-  for (unsigned h = 1; h <= kOnline; h <<= 1)
+  for (unsigned h = 1; h <= kCopyAsync; h <<= 1)
     if (helpers_ & h)
       s += helperText(static_cast<Helper>(h));
   s +=

@@ -30,12 +30,6 @@ constexpr int64_t kCachedRegisters = 32;
 /// The points a lane pushes at once to an online sum (gc_online_push) where they
 /// are not in its registers: as many loads in flight.
 constexpr int64_t kOnlineGroup = 8;
-/// The runs (16-byte vectors) of its next row a lane of a block over rows in shared
-/// memory loads into registers once its row is loaded, so that they arrive while
-/// the block computes and stores, where the row takes more than half an SM's shared
-/// memory (no other block there to overlap it; RowPlan::prefetch): softmax over 2048
-/// x 56000 f32 on an H100, 0.401 -> 0.389 ms.
-constexpr int64_t kPrefetchRuns = 4;
 /// The most shared memory one reduction of a block-per-segment kernel takes for
 /// combining its warps: w<N>[BS / 32] of at most 32 bytes (gc_moments), BS <= 1024.
 constexpr int64_t kSharedPerReduction = 32 * 32;
@@ -88,6 +82,7 @@ enum Helper : unsigned {
   kMoments = 32,
   kExtreme = 64,
   kOnline = 128,
+  kCopyAsync = 256,
 };
 
 /// Lines of code at an indentation depth.

@@ -186,11 +186,8 @@ public:
   Segment(Emitter& e, Code& c, const CudaKernel& ck, const Passes& ps, const RowPlan& rows,
           bool vectors)
       : e_(e), k_(e.k_), c_(c), ck_(ck), ps_(ps), rows_(rows), w_(vectors ? rows.width : 1),
-        peeled_(w_ > 1 && rows.peeled), prefetch_(w_ > 1 ? rows.prefetch : 0),
+        peeled_(w_ > 1 && rows.peeled), ahead_(w_ > 1 && rows.ahead),
         run_(fmt::format("{} + v * {}", ps.laneStart, ps.laneStride)),
-        row_(peeled_ ? "s * L + h" : "s * L"), runs_(peeled_  ? std::string("nv")
-                                                     : w_ > 1 ? fmt::format("L / {}", w_)
-                                                              : std::string("L")),
         everyLane_(rows.lanes > 0
                        ? (peeled_ ? (ps.length - w_ + 1) / w_ : ps.length / w_) / rows.lanes
                        : 0) {}
@@ -198,11 +195,11 @@ public:
   void emit() {
     if (rows_.shared)
       c_.line("extern __shared__ __align__(16) unsigned char gc_rows[];");
-    for (size_t in = 0; in < rows_.cached.size() && prefetch_; ++in)
+    for (size_t in = 0; in < rows_.cached.size() && ahead_ && peeled_; ++in)
       if (rows_.cached[in])
-        c_.line("{} q{}[{}];", vectorType(k_.inputs[in].type().dtype), in, prefetch_);
-    if (prefetch_)
-      prefetch(ps_.unitStart);
+        c_.line("{} q{} = 0;", ctype(k_.inputs[in].type().dtype), in);
+    if (ahead_)
+      copyAhead(ps_.unitStart);
     c_.open(fmt::format("for (idx s = {}; s < S; s += {})", ps_.unitStart, ps_.unitStride));
     offsets();
     // Rows into shared memory: stage 1's reductions take each point on its way there.
@@ -219,6 +216,8 @@ public:
     else if (ps_.domainOutputs)
       storePoints();
     finish();
+    if (ahead_ && !ps_.domainOutputs) // no output pass to copy in
+      copyAhead(fmt::format("s + {}", ps_.unitStride));
     c_.close();
   }
 
@@ -228,16 +227,7 @@ private:
   void offsets() {
     // A peeled row: its first h points precede its first aligned one, its nv runs
     // follow, then the rest; the lane's one point of those, jp, is L where it has none.
-    rowRuns();
-    if (peeled_)
-      c_.line("const idx jp = {0} < L - nv * {1} ? ({0} < h ? {0} : {0} + nv * {1}) : L;",
-              ps_.laneStart, w_);
-    // Where a lane's points in registers do not tile the segment, its runs in it (of
-    // w_ points, or of one): nr. Each point then tests a constant against it rather
-    // than an index of its own (softmax over rows of 32000 f32: 0.205 -> 0.193 ms).
-    if (rows_.ragged && (w_ > 1 || (rows_.caching && !rows_.shared)))
-      c_.line("const int nr = {0} > {1} ? (int)(({0} - {1} + {2} - 1) / {2}) : 0;", runs_,
-              ps_.laneStart, ps_.laneStride);
+    rowRuns("");
     p_ = ps_.contiguous
              ? "s * L + j"
              : plus(affine("s", ps_.keptExtents, pick(ps_.dense, k_.reduceAxes, true)),
@@ -269,33 +259,65 @@ private:
     };
   }
 
-  /// Where segment s's runs start, peeled: h, and how many there are: nv.
-  void rowRuns() {
-    if (peeled_)
-      c_.line("const idx h = ({0} - s * L % {0}) % {0}, nv = (L - h) / {0};", w_);
+  /// Where segment s<x>'s runs start, peeled: h<x>, and how many there are: nv<x>;
+  /// a peeled row's point outside its runs that the lane takes: jp<x> (L for none).
+  /// Where a lane's points in registers do not tile the segment, its runs in it (of
+  /// w_ points, or of one): nr<x>. Each point then tests a constant against it rather
+  /// than an index of its own (softmax over rows of 32000 f32: 0.205 -> 0.193 ms).
+  void rowRuns(const std::string& x) {
+    if (peeled_) {
+      c_.line("const idx h{1} = ({0} - s{1} * L % {0}) % {0}, nv{1} = (L - h{1}) / {0};", w_, x);
+      c_.line("const idx jp{2} = {0} < L - nv{2} * {1} ? ({0} < h{2} ? {0} : {0} + nv{2} * {1}) "
+              ": L;",
+              ps_.laneStart, w_, x);
+    }
+    if (rows_.ragged && (w_ > 1 || (rows_.caching && !rows_.shared)))
+      c_.line("const int nr{3} = {0} > {1} ? (int)(({0} - {1} + {2} - 1) / {2}) : 0;", runsOf(x),
+              ps_.laneStart, ps_.laneStride, x);
+  }
+  /// How many runs segment s<x> has.
+  std::string runsOf(const std::string& x) const {
+    return peeled_ ? "nv" + x : w_ > 1 ? fmt::format("L / {}", w_) : std::string("L");
+  }
+  /// Where segment s<x>'s first run starts.
+  std::string rowOf(const std::string& x) const {
+    return peeled_ ? fmt::format("s{0} * L + h{0}", x) : fmt::format("s{} * L", x);
   }
 
-  /// The first prefetch_ runs of the lane in segment `row`, where it is one, into
-  /// q<input>[].
-  void prefetch(const std::string& row) {
+  /// Segment `row`, where it is one: the lane's runs copied into their slots (and a
+  /// peeled row's point outside them into q<input>), all at once.
+  void copyAhead(const std::string& row) {
     c_.open(fmt::format("if (const idx sn = {}; sn < S)", row));
-    c_.line("const idx s = sn;");
-    rowRuns();
-    if (rows_.ragged)
-      c_.line("const int nr = {0} > {1} ? (int)(({0} - {1} + {2} - 1) / {2}) : 0;", runs_,
-              ps_.laneStart, ps_.laneStride);
-    c_.line("#pragma unroll");
-    c_.open(fmt::format("for (int v = 0; v < {}; ++v)", prefetch_));
-    if (rows_.ragged)
-      c_.open(fmt::format("if ({})", inSegment("v")));
+    rowRuns("n");
+    peelAhead("n");
+    openRuns("n");
+    copyRun("n");
+    closeRuns();
+    c_.close();
+  }
+  /// Lane's run v of segment s<x> into its slot, for each cached input.
+  void copyRun(const std::string& x) {
+    e_.helpers_ |= kCopyAsync;
     for (size_t in = 0; in < rows_.cached.size(); ++in)
       if (rows_.cached[in])
-        c_.line("q{1}[v] = ((const {0}*)(in{1} + {2}))[{3}];",
-                vectorType(k_.inputs[in].type().dtype), in, row_, run_);
-    if (rows_.ragged)
-      c_.close();
+        c_.line("gc_copy_async({0} + {1}, (const {2}*)(in{3} + {4}) + {1});", slots(in), run_,
+                vectorType(k_.inputs[in].type().dtype), in, rowOf(x));
+  }
+  /// A peeled segment s<x>'s point outside the runs into q<input>, where the lane has one.
+  void peelAhead(const std::string& x) {
+    if (!peeled_)
+      return;
+    c_.open(fmt::format("if (jp{} < L)", x));
+    for (size_t in = 0; in < rows_.cached.size(); ++in)
+      if (rows_.cached[in])
+        c_.line("q{0} = in{0}[s{1} * L + jp{1}];", in, x);
     c_.close();
-    c_.close();
+  }
+  /// Where the runs of cached input `in` lie in shared memory, the same in every row
+  /// (RowPlan::ahead).
+  std::string slots(size_t in) const {
+    return fmt::format("(({}*)(gc_rows + {}){})", vectorType(k_.inputs[in].type().dtype),
+                       rows_.sharedOffsets[in], peeled_ ? " + 1" : "");
   }
 
   /// Opens (and closePoints() closes) the loop over a lane's points j of segment s.
@@ -328,8 +350,9 @@ private:
   /// of nr, the first run's loads and uses came before the other loads: softmax
   /// over rows of 32000 f32 in registers took 0.2097 ms, 0.1860 so (a copy: 0.1777;
   /// docs/bench/sweep.md).
-  std::string inSegment(const std::string& v) const {
-    return everyLane_ > 0 ? fmt::format("{0} < {1} || {0} < nr", v, everyLane_) : v + " < nr";
+  std::string inSegment(const std::string& v, const std::string& x = "") const {
+    return everyLane_ > 0 ? fmt::format("{0} < {1} || {0} < nr{2}", v, everyLane_, x)
+                          : fmt::format("{} < nr{}", v, x);
   }
   void closePoints() {
     if (rows_.caching && !rows_.shared && rows_.ragged)
@@ -338,11 +361,11 @@ private:
   }
   /// Opens (and closeRuns() closes) the loop over a lane's runs v of w_ points, those
   /// inside the segment.
-  void openRuns() {
+  void openRuns(const std::string& x = "") {
     c_.line("#pragma unroll");
     c_.open(fmt::format("for (int v = 0; v < {}; ++v)", rows_.perLane / w_));
     if (rows_.ragged)
-      c_.open(fmt::format("if ({})", inSegment("v")));
+      c_.open(fmt::format("if ({})", inSegment("v", x)));
   }
   void closeRuns() {
     if (rows_.ragged)
@@ -380,8 +403,8 @@ private:
     const std::vector<bool>& cached = rows_.cached;
     for (size_t in = 0; in < cached.size(); ++in) {
       const char* t = ctype(k_.inputs[in].type().dtype);
-      if (cached[in] && rows_.shared && peeled_) // c<in> + h is aligned
-        c_.line("{0}* const c{1} = ({0}*)(gc_rows + {2}) + s * L % {3};", t, in,
+      if (cached[in] && rows_.shared && peeled_) // c<in> + h: the slots
+        c_.line("{0}* const c{1} = ({0}*)(gc_rows + {2}) + {3} - h;", t, in,
                 rows_.sharedOffsets[in], w_);
       else if (cached[in] && rows_.shared)
         c_.line("{0}* const c{1} = ({0}*)(gc_rows + {2});", t, in, rows_.sharedOffsets[in]);
@@ -393,20 +416,20 @@ private:
       push(first, inOrder);
     };
     if (w_ > 1) {
+      if (ahead_) // the runs were copied into their slots
+        c_.line("gc_copy_wait();");
       openRuns();
       for (size_t in = 0; in < cached.size(); ++in) {
         if (!cached[in])
           continue;
         const char* vt = vectorType(k_.inputs[in].type().dtype);
-        std::string fromMemory =
-            fmt::format("((const {0}*)(in{1} + {2}))[{3}]", vt, in, row_, run_);
-        if (prefetch_)
-          c_.line("const {} t{} = v < {} ? q{}[v] : {};", vt, in, prefetch_, in, fromMemory);
+        if (ahead_)
+          c_.line("const {} t{} = {}[{}];", vt, in, slots(in), run_);
         else
-          c_.line("const {} t{} = {};", vt, in, fromMemory);
-        if (rows_.shared)
+          c_.line("const {0} t{1} = ((const {0}*)(in{1} + {2}))[{3}];", vt, in, rowOf(""), run_);
+        if (rows_.shared && !ahead_)
           c_.line("(({0}*){1})[{2}] = t{3};", vt, sharedRuns(in), run_, in);
-        else
+        else if (!rows_.shared)
           for (int64_t e = 0; e < w_; ++e)
             c_.line("c{0}[v * {1} + {2}] = t{0}.{3};", in, w_, e, "xyzw"[e]);
       }
@@ -419,16 +442,15 @@ private:
         c_.open("if (jp < L)");
         for (size_t in = 0; in < cached.size(); ++in)
           if (cached[in])
-            c_.line("c{0}[{1}] = in{0}[s * L + jp];", in,
-                    rows_.shared ? std::string("jp") : std::to_string(rows_.perLane - 1));
+            c_.line("c{0}[{1}] = {2};", in,
+                    rows_.shared ? std::string("jp") : std::to_string(rows_.perLane - 1),
+                    ahead_ ? fmt::format("q{}", in) : fmt::format("in{}[s * L + jp]", in));
         if (!first.empty()) // jp may come before the runs
           take([this] { c_.line("const idx j = jp;"); }, load_, false);
         c_.close();
       }
       if (rows_.shared && first.empty()) // the passes read points other lanes' vectors brought
         c_.line("__syncthreads();");
-      if (prefetch_)
-        prefetch(fmt::format("s + {}", ps_.unitStride));
       return;
     }
     if (rows_.shared) // several loads in flight per lane
@@ -597,8 +619,24 @@ private:
   }
 
   /// The domain outputs by runs of w_ points: a run's values gathered in registers,
-  /// then stored as one vector.
+  /// then stored as one vector. Where the next row goes ahead (RowPlan::ahead), the
+  /// lane's point outside the runs comes first, from q<input> (a run of the next row
+  /// may take its place in shared memory), and each run's slot, once stored from,
+  /// takes the next row's run: the run's shared-memory loads have returned by then,
+  /// as the store reads what they brought.
   void storeRuns() {
+    if (ahead_) {
+      if (peeled_)
+        storePeel();
+      c_.line("const bool more = s + {0} < S;", ps_.unitStride);
+      c_.line("const idx sn = more ? s + {} : s;", ps_.unitStride);
+      rowRuns("n");
+      if (peeled_) {
+        c_.open("if (more)");
+        peelAhead("n");
+        c_.close();
+      }
+    }
     // The run's vectors from shared memory (by points, a lane's four loads of one run
     // would hit four banks of one eighth of them) and of the row-long inputs.
     const std::vector<int>& rowVectors = rows_.rowVectors;
@@ -632,15 +670,26 @@ private:
         std::vector<std::string> parts;
         for (int64_t e = 0; e < w_; ++e)
           parts.push_back(fmt::format("r{}[{}]", o, e));
-        c_.line("(({0}*)(out{1} + {2}))[{3}] = make_{0}({4});", vt, o, row_, run_,
+        c_.line("(({0}*)(out{1} + {2}))[{3}] = make_{0}({4});", vt, o, rowOf(""), run_,
                 fmt::join(parts, ", "));
       }
-    closeRuns();
-    if (peeled_)
-      storePeel();
+    if (!ahead_) {
+      closeRuns();
+      if (peeled_)
+        storePeel();
+      return;
+    }
+    if (rows_.ragged)
+      c_.close();
+    c_.open(rows_.ragged ? fmt::format("if (more && ({}))", inSegment("v", "n"))
+                         : std::string("if (more)"));
+    copyRun("n");
+    c_.close();
+    c_.close();
   }
 
-  /// A peeled row's points outside its runs, the lane's jp.
+  /// A peeled row's points outside its runs, the lane's jp (from q<input> where the
+  /// next row goes ahead).
   void storePeel() {
     auto open = [this] {
       c_.open("if (jp < L)");
@@ -648,7 +697,14 @@ private:
         c_.line("[[maybe_unused]] const int u = {};", rows_.perLane - 1);
       c_.line("const idx j = jp;");
     };
-    pass(ps_.forOutputs, true, open, load_);
+    LoadFn fromAhead = [this](int i) {
+      const Inst& inst = k_.insts[i];
+      if (inst.kind == Inst::Kind::Load && inst.space == Space::Domain &&
+          rows_.cached[inst.input] && e_.isIdentity(inst))
+        return fmt::format("q{}", inst.input);
+      return load_(i);
+    };
+    pass(ps_.forOutputs, true, open, ahead_ ? fromAhead : load_);
     for (size_t o = 0; o < k_.outputs.size(); ++o)
       if (k_.outputs[o].space == Space::Domain)
         c_.line("out{}[p] = v{};", o, k_.outputs[o].inst);
@@ -685,10 +741,8 @@ private:
   const RowPlan& rows_;
   int64_t w_;
   bool peeled_;       ///< by vectors, over a peeled row (RowPlan::peeled)
-  int64_t prefetch_;  ///< the runs of the next row in registers q<input>[], or 0
+  bool ahead_;        ///< the next row copied into shared memory (RowPlan::ahead)
   std::string run_;   ///< a run's index among the segment's vectors
-  std::string row_;   ///< where the segment's first run starts
-  std::string runs_;  ///< how many runs the segment has
   int64_t everyLane_; ///< the runs every lane has in every segment
   std::string p_;
   std::vector<std::string> base_;

@@ -89,7 +89,7 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
   // only where it saves two reads of the row or more. On an H200, rows of 50257 f32:
   // softmax (three reads) 0.45 -> 0.38 ms, logsumexp (two) 0.18 -> 0.24. A var
   // counts twice (its passes over a cached row). A peeled row lies in shared memory
-  // at its offset from an aligned point, up to 16 bytes more.
+  // with its runs 16 bytes in (RowPlan::ahead), its first points before them.
   if (rereads && !r.caching && ck.launch == L::BlockPerSegment && reads >= 3) {
     r.sharedOffsets.assign(r.cached.size(), -1);
     for (size_t in = 0; in < r.cached.size(); ++in)
@@ -109,7 +109,7 @@ Emitter::RowPlan Emitter::planRows(const CudaKernel& ck, const Passes& ps, bool 
   }
   if (r.shared && width > 1 && 2 * r.sharedBytes > target_.sharedBytes &&
       target_.multiprocessors > 0)
-    r.prefetch = std::min(kPrefetchRuns, r.perLane / width);
+    r.ahead = true;
   if (!r.caching)
     r.cached.assign(r.cached.size(), false);
   for (size_t i = 0; i < k_.insts.size() && r.width > 1 && !r.peeled; ++i) {
@@ -180,7 +180,7 @@ std::pair<Emitter::Passes, Emitter::RowPlan> Emitter::planReduction(CudaKernel& 
   ps.dense = denseStrides(k_.domain);
 
   RowPlan rows = planRows(ck, ps, multiPass);
-  if (rows.prefetch) // a block an SM walks the rows
+  if (rows.ahead) // a block an SM walks the rows
     ck.gridSize = blocksFor(std::min(segments, target_.multiprocessors), 1);
   return {std::move(ps), std::move(rows)};
 }

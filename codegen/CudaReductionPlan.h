@@ -64,9 +64,11 @@ struct Emitter::RowPlan {
   bool peeled = false;
   std::vector<int> rowVectors;
   /// Where a block's row in shared memory leaves no room for another block on its
-  /// SM: the runs of its next row each lane loads into registers once its row is
-  /// loaded (by vectors), a grid of a block an SM walking the rows.
-  int64_t prefetch = 0;
+  /// SM (a grid of a block an SM walking the rows, by vectors): each lane copies its
+  /// runs of the next row into their slots (gc_copy_async) as it frees them, so
+  /// that they arrive while the block stores its row. A run's slot is the same in
+  /// every row: a peeled row's runs start 16 bytes in, its first h points before them.
+  bool ahead = false;
 };
 
 } // namespace graphc::codegen::detail

@@ -401,21 +401,31 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   EXPECT_EQ(small.source.find("float4"), std::string::npos) << small.source;
   // A row of 32001 is peeled: 8000 vectors from its first aligned point, the other
   // point one to a lane. 33 registers a lane are too many: shared memory holds it,
-  // 16 bytes more for its offset from an aligned point.
+  // its runs 16 bytes in, its first points before them.
   CudaKernel odd = softmax(2048, 32001, "f32");
   EXPECT_EQ(odd.sharedBytes, (32001 * 4 + 15) / 16 * 16 + 16);
-  EXPECT_NE(odd.source.find("const float4 t0 = v < 4 ? q0[v] : ((const float4*)(in0 + s * L + "
-                            "h))[(idx)threadIdx.x + v * BS];\n          ((float4*)(c0 + h))[(idx)"
-                            "threadIdx.x + v * BS] = t0;"),
+  EXPECT_NE(odd.source.find("f32* const c0 = (f32*)(gc_rows + 0) + 4 - h;"), std::string::npos)
+      << odd.source;
+  // Its block leaves no room for another on the SM: a block an SM walks the rows. The
+  // first row's runs are copied into their slots before the loop, each next row's as
+  // the output pass frees them; the lane's point outside the runs goes in q0, and the
+  // output pass stores the current row's from there before the next row's comes.
+  EXPECT_EQ(odd.gridSize, 132u);
+  const std::string copy = "gc_copy_async(((float4*)(gc_rows + 0) + 1) + (idx)threadIdx.x + v * "
+                           "BS, (const float4*)(in0 + sn * L + hn) + (idx)threadIdx.x + v * BS);";
+  EXPECT_EQ(occurrences(odd.source, copy), 2u) << odd.source;
+  EXPECT_EQ(occurrences(odd.source, "if (more && (v < 7 || v < nrn)) {"), 1u) << odd.source;
+  size_t wait = odd.source.find("gc_copy_wait();");
+  ASSERT_NE(wait, std::string::npos) << odd.source;
+  EXPECT_NE(odd.source.find("const float4 t0 = ((float4*)(gc_rows + 0) + 1)[(idx)threadIdx.x + v "
+                            "* BS];",
+                            wait),
             std::string::npos)
       << odd.source;
-  // Its block leaves no room for another on the SM: a block an SM walks the rows,
-  // each lane loading the first 4 of its runs of the next row once its row is in.
-  EXPECT_EQ(odd.gridSize, 132u);
-  EXPECT_EQ(occurrences(odd.source, "float4 q0[4];"), 1u) << odd.source;
-  EXPECT_EQ(occurrences(odd.source, "if (const idx sn = s + (idx)gridDim.x; sn < S) {"), 1u)
-      << odd.source;
-  EXPECT_NE(odd.source.find("c0[jp] = in0[s * L + jp];"), std::string::npos) << odd.source;
+  EXPECT_NE(odd.source.find("c0[jp] = q0;"), std::string::npos) << odd.source;
+  size_t peel = odd.source.find("const f32 v0 = q0;");
+  ASSERT_NE(peel, std::string::npos) << odd.source;
+  EXPECT_LT(peel, odd.source.find("q0 = in0[sn * L + jpn];", peel)) << odd.source;
   // Rows of 4097 are 1024 vectors and a peeled point: 256 lanes of 17 registers, as
   // rows of 4096 take 256 lanes of 16. A softmax's rows of 16385 at 1024 lanes would
   // take 17 too, one past kCachedPointsPerLane: shared memory holds them.
@@ -430,20 +440,21 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   CudaKernel odd16385 = softmax(2048, 16385, "f32");
   EXPECT_EQ(odd16385.sharedBytes, (16385 * 4 + 15) / 16 * 16 + 16);
   EXPECT_NE(odd16385.source.find("((float4*)(c0 + h))["), std::string::npos) << odd16385.source;
-  // Two such rows fit an SM's shared memory: no runs ahead, a block a row.
-  EXPECT_EQ(odd16385.source.find("q0["), std::string::npos) << odd16385.source;
+  // Two such rows fit an SM's shared memory: no row ahead, a block a row.
+  EXPECT_EQ(odd16385.source.find("gc_copy"), std::string::npos) << odd16385.source;
   EXPECT_EQ(odd16385.gridSize, 2048u);
   // Without the device's multiprocessors, nothing ahead either.
   EXPECT_EQ(wholeKernelFor(withType(testing::softmaxText(2048, 32001), "f32"),
                            codegen::CudaTarget{sm90.sharedBytes})
-                .source.find("q0["),
+                .source.find("gc_copy"),
             std::string::npos);
   // Rows in shared memory come by vectors too. The max takes each vector as it
   // arrives, and its combine's barrier is the first: from then on the lanes read
   // points other lanes loaded. The output pass reads them by vectors.
   CudaKernel shared = softmax(2048, 56000, "f32");
   EXPECT_EQ(shared.sharedBytes, 224000);
-  size_t load = shared.source.find("((float4*)c0)[(idx)threadIdx.x + v * BS] = t0;\n");
+  size_t load = shared.source.find(
+      "const float4 t0 = ((float4*)(gc_rows + 0))[(idx)threadIdx.x + v * BS];\n");
   ASSERT_NE(load, std::string::npos) << shared.source;
   std::string beforeBarrier =
       shared.source.substr(load, shared.source.find("__syncthreads();", load) - load);

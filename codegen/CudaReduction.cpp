@@ -449,8 +449,6 @@ private:
           take([this] { c_.line("const idx j = jp;"); }, load_, false);
         c_.close();
       }
-      if (rows_.shared && first.empty()) // the passes read points other lanes' vectors brought
-        c_.line("__syncthreads();");
       return;
     }
     if (rows_.shared) // several loads in flight per lane
@@ -480,9 +478,41 @@ private:
     e_.body(c_, Space::Domain, needed, load, domainIndex_);
   }
 
+  /// A pass over the lane's own points of a row in shared memory by vectors: its runs
+  /// from their slots, then its point outside them. `each` emits what is done with
+  /// each point after the instructions `needed` marks; it is told whether the points
+  /// come in increasing j. The passes read nothing another lane loaded, so they need
+  /// no barrier after the load, and the slots may take the next row's runs as soon as
+  /// the lane is done with them (RowPlan::ahead).
+  void ownRuns(const std::vector<bool>& needed, const std::function<void(bool)>& each) {
+    openRuns();
+    for (size_t in = 0; in < rows_.cached.size(); ++in)
+      if (rows_.cached[in])
+        c_.line("const {0} t{1} = ((const {0}*){2})[{3}];", vectorType(k_.inputs[in].type().dtype),
+                in, sharedRuns(in), run_);
+    pass(
+        needed, false, [this] { openRunPoints(); }, fromRunVectors());
+    each(true);
+    c_.close();
+    closeRuns();
+    if (!peeled_)
+      return;
+    pass(
+        needed, false,
+        [this] {
+          c_.open("if (jp < L)");
+          c_.line("const idx j = jp;");
+        },
+        load_);
+    each(false);
+    c_.close();
+  }
+
   /// The pass of reductions `now` over the lane's points, computing what `needed` marks.
   void passOf(llvm::ArrayRef<int> now, const std::vector<bool>& needed) {
     declare(now);
+    if (rows_.shared && w_ > 1) // no online sums over cached rows (Emitter::reduction)
+      return ownRuns(needed, [&](bool inOrder) { push(now, inOrder); });
     // An online sum's points go to gc_online_push kOnlineGroup at a time (y<r>, -inf
     // past the end); its rows are not in registers (Emitter::reduction).
     std::vector<int> online;
@@ -592,19 +622,26 @@ private:
       c_.line("const f64 m{0} = a{0} / (f64)L;", r);
     for (int r : vars)
       c_.line("a{} = 0;", r);
-    pass(
-        needed, false, [this] { openPoints(); }, load_);
     // The same deviation either way; from registers as an fma, which keeps ptxas
     // from holding every point converted since the first pass (rows of 4097 f32 at
     // 256 lanes: 92 registers a lane as a difference, 60 so). From shared memory as a
     // difference: on an H200 rows of 56000 f32 took 0.34 ms so, 0.36 as an fma.
     const char* deviation = rows_.shared ? "(f64){1} - m{0}" : "__fma_rn((f64){1}, 1.0, -m{0})";
-    for (int r : vars) {
-      c_.line("const f64 d{} = {};", r,
-              fmt::format(fmt::runtime(deviation), r, val(k_.insts[r].args[0])));
-      c_.line("a{0} = a{0} + d{0} * d{0};", r);
+    auto each = [&](bool) {
+      for (int r : vars) {
+        c_.line("const f64 d{} = {};", r,
+                fmt::format(fmt::runtime(deviation), r, val(k_.insts[r].args[0])));
+        c_.line("a{0} = a{0} + d{0} * d{0};", r);
+      }
+    };
+    if (rows_.shared && w_ > 1) {
+      ownRuns(needed, each);
+    } else {
+      pass(
+          needed, false, [this] { openPoints(); }, load_);
+      each(true);
+      closePoints();
     }
-    closePoints();
     e_.combineLanes(c_, ck_.launch, even, vars);
   }
 

@@ -426,6 +426,15 @@ TEST(CudaCodegen, RowsByVectorsStayInRegistersUpTo32Registers) {
   size_t peel = odd.source.find("const f32 v0 = q0;");
   ASSERT_NE(peel, std::string::npos) << odd.source;
   EXPECT_LT(peel, odd.source.find("q0 = in0[sn * L + jpn];", peel)) << odd.source;
+  // Without domain outputs, the next row is copied in after the row's last barrier.
+  CudaKernel reduced = wholeKernelFor(withType(testing::reducedOnlyText(2048, 32001), "f32"),
+                                      codegen::CudaTarget::sm90());
+  size_t after = reduced.source.find("out2[s] = v");
+  ASSERT_NE(after, std::string::npos) << reduced.source;
+  EXPECT_NE(reduced.source.find(copy, after), std::string::npos) << reduced.source;
+  cuda::CompileOptions options;
+  options.computeCapability = 90;
+  EXPECT_NO_THROW(cuda::compileCuda(reduced.source, "reduced.cu", options));
   // Rows of 4097 are 1024 vectors and a peeled point: 256 lanes of 17 registers, as
   // rows of 4096 take 256 lanes of 16. A softmax's rows of 16385 at 1024 lanes would
   // take 17 too, one past kCachedPointsPerLane: shared memory holds them.

@@ -533,6 +533,23 @@ inline std::string twoRowsText(int64_t rows, int64_t cols) {
                      rows, cols);
 }
 
+/// Reduced outputs only, over the rows of $T[rows,cols], read three times: the max,
+/// the sum of exp(x - max) and the variance (two passes). A block over rows in shared
+/// memory has no output pass to copy its next row in during: it copies it after the
+/// row.
+inline std::string reducedOnlyText(int64_t rows, int64_t cols) {
+  return fmt::format(R"(graph @red(%x: $T[{0},{1}]) {{
+  %m = max %x {{axes=[1], keepdims}}
+  %mb = broadcast_to %m {{shape=[{0},{1}]}}
+  %d = sub %x, %mb
+  %e = exp %d
+  %s = sum %e {{axes=[1], keepdims}}
+  %v = var %x {{axes=[1], keepdims}}
+  return %m, %s, %v
+}})",
+                     rows, cols);
+}
+
 /// The multi-stage cases, with floats of type `dtype`: every launch form, rows
 /// cached in registers and (on a device with 227 KB of shared memory a block: f32
 /// rows past 16384 points, f64 up to 29000) in shared memory.

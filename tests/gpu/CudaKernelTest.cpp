@@ -445,19 +445,22 @@ TEST(CudaKernel, PeeledWideRows) {
 
 /// Rows in shared memory that leave no room for a second block on an SM: a block an
 /// SM walks the rows, each lane copying its runs of the next row into their slots as
-/// the output pass frees them. Peeled and not, f32 and f64, with var's second pass;
-/// outputs apart, over the input, and misaligned (a point at a time, nothing ahead).
+/// the output pass frees them, or after the row where it has reduced outputs only.
+/// Peeled and not, f32 and f64, with var's second pass; outputs apart, over the
+/// input, and misaligned (a point at a time, nothing ahead).
 TEST(CudaKernel, NextRowsCopiedAheadIntoSharedMemory) {
   GRAPHC_REQUIRE_GPU();
   using testing::withType;
+  auto ahead = [](const codegen::CudaKernel& k) {
+    return k.source.find("gc_copy_async") != std::string::npos && k.gridSize < 300;
+  };
   expectEachSameAsCpu({{withType(testing::softmaxText(600, 32001), "f32"), "softmax f32 x 32001"},
                        {withType(testing::rowNormText(300, 56000), "f32"), "rownorm f32 x 56000"},
                        {withType(testing::softmaxText(600, 16385), "f64"), "softmax f64 x 16385"}},
-                      {Placement::Separate, Placement::InPlace, Placement::Misaligned}, 60,
-                      [](const codegen::CudaKernel& k) {
-                        return k.source.find("gc_copy_async") != std::string::npos &&
-                               k.gridSize < 300;
-                      });
+                      {Placement::Separate, Placement::InPlace, Placement::Misaligned}, 60, ahead);
+  expectEachSameAsCpu(
+      {{withType(testing::reducedOnlyText(300, 30001), "f32"), "max, sum and var f32 x 30001"}},
+      {Placement::Separate, Placement::Misaligned}, 61, ahead);
 }
 
 /// Over rows that go by vectors into shared memory, the first stage's reductions take

@@ -538,16 +538,9 @@ inline std::string twoRowsText(int64_t rows, int64_t cols) {
 /// memory has no output pass to copy its next row in during: it copies it after the
 /// row.
 inline std::string reducedOnlyText(int64_t rows, int64_t cols) {
-  return fmt::format(R"(graph @red(%x: $T[{0},{1}]) {{
-  %m = max %x {{axes=[1], keepdims}}
-  %mb = broadcast_to %m {{shape=[{0},{1}]}}
-  %d = sub %x, %mb
-  %e = exp %d
-  %s = sum %e {{axes=[1], keepdims}}
-  %v = var %x {{axes=[1], keepdims}}
-  return %m, %s, %v
-}})",
-                     rows, cols);
+  std::string text = softmaxText(rows, cols);
+  return text.substr(0, text.find("  %sb = ")) +
+         "  %v = var %x {axes=[1], keepdims}\n  return %m, %s, %v\n}";
 }
 
 /// The multi-stage cases, with floats of type `dtype`: every launch form, rows

@@ -459,7 +459,7 @@ TEST(CudaKernel, NextRowsCopiedAheadIntoSharedMemory) {
                        {withType(testing::softmaxText(600, 16385), "f64"), "softmax f64 x 16385"}},
                       {Placement::Separate, Placement::InPlace, Placement::Misaligned}, 60, ahead);
   expectEachSameAsCpu(
-      {{withType(testing::reducedOnlyText(300, 30001), "f32"), "max, sum and var f32 x 30001"}},
+      {{withType(testing::reducedOnlyText(600, 30001), "f32"), "max, sum and var f32 x 30001"}},
       {Placement::Separate, Placement::Misaligned}, 61, ahead);
 }
 

@@ -447,7 +447,9 @@ TEST(CudaKernel, PeeledWideRows) {
 /// SM walks the rows, each lane copying its runs of the next row into their slots as
 /// the output pass frees them, or after the row where it has reduced outputs only.
 /// Peeled and not, f32 and f64, with var's second pass; outputs apart, over the
-/// input, and misaligned (a point at a time, nothing ahead).
+/// input, and misaligned (a point at a time, nothing ahead). Each case moves more
+/// than kWideBytes (64 MB; codegen/CudaEmitter.h): under it rows go a point at a
+/// time and copy nothing ahead.
 TEST(CudaKernel, NextRowsCopiedAheadIntoSharedMemory) {
   GRAPHC_REQUIRE_GPU();
   using testing::withType;

@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 
+from device import device_name  # bench/device.py, beside this file
+
 DATE = datetime.date.today().isoformat()
 ALL_WORKLOADS = "W1,W1b,W2,W3,W4,W5,GP,small-op"
 CHAIN_SIZES = (("chain_1024_f32_sync", 1024), ("chain_1m_f32", 1 << 20), ("chain_16m_f32", 1 << 24))
@@ -332,7 +334,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", default=ALL_WORKLOADS)
     parser.add_argument("--repeat", type=int, default=20)
-    parser.add_argument("--device", default="NVIDIA H200")
+    parser.add_argument("--device", default=device_name())
     args = parser.parse_args()
     args.workloads = set(args.workloads.split(","))
     args.references = {case.name: FORMULAS[case.formula](np, *case.inputs)

@@ -20,6 +20,7 @@ import sys
 
 import numpy as np
 
+from device import device_name
 from peers import median_ms
 
 DATE = datetime.date.today().isoformat()
@@ -132,7 +133,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", default="W6,W7")
     parser.add_argument("--repeat", type=int, default=20)
-    parser.add_argument("--device", default="NVIDIA H200")
+    parser.add_argument("--device", default=device_name())
     args = parser.parse_args()
     args.workloads = set(args.workloads.split(","))
     args.refs = {name: reference(mode, arrays) for _, name, mode, arrays, _ in inputs(args.workloads)}

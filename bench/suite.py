@@ -34,6 +34,7 @@ import shlex
 import subprocess
 import sys
 
+from device import device_name  # bench/device.py, beside this file
 from pages import rewrite_between  # bench/pages.py, beside this file
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -68,16 +69,6 @@ ERROR_SLACK = 10  # a result counts as accurate within this factor of its row's 
 
 def log(message):
     print(f"suite.py: {message}", file=sys.stderr, flush=True)
-
-
-def device_name():
-    """The first GPU's name from nvidia-smi, or "unknown GPU"."""
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                             capture_output=True, text=True, check=True).stdout
-        return out.splitlines()[0].strip()
-    except (OSError, subprocess.CalledProcessError, IndexError):
-        return "unknown GPU"
 
 
 def default_results_file(device):

@@ -31,6 +31,7 @@ import os
 import pathlib
 import sys
 
+from device import device_name  # bench/device.py, beside this file
 from pages import rewrite_between  # bench/pages.py, beside this file
 
 # NumPy and bench/peers.py are imported where cases run: rendering needs neither.
@@ -504,7 +505,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--only", default="")
-    parser.add_argument("--device", default=None, help="default: NVIDIA H200, or the host's CPU")
+    parser.add_argument("--device", default=None, help="default: the GPU nvidia-smi names first, or the host's CPU")
     parser.add_argument("--cpu", action="store_true", help="the CPU sweep: NumPy on the host")
     parser.add_argument("--table", nargs="*", help="render JSON lines files as a table, no runs")
     parser.add_argument("--command", default="", help="the command the table names (--cpu)")
@@ -519,7 +520,7 @@ def main():
         print(table(args.table, args.cpu, args.command))
     else:
         if args.device is None:
-            args.device = cpu_device() if args.cpu else "NVIDIA H200"
+            args.device = cpu_device() if args.cpu else device_name()
         run(args)
 
 

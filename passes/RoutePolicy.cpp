@@ -55,7 +55,12 @@ int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel,
   int64_t k = std::min(m, n), ld = m + 1;
   auto slots = [&](int64_t cols) { return (cols + panel * ctas - 1) / (panel * ctas) * panel; };
   int64_t work = std::max(2 * panel * m, slots(k) * ld + panel * m);
-  return (slots(n) * ld + slots(n) + 2 * panel + work) * static_cast<int64_t>(elementSize);
+  return 16 + (slots(n) * ld + slots(n) + 2 * panel + work) * static_cast<int64_t>(elementSize);
+}
+
+bool qrClusterStreamed(const RoutePolicy& p, int64_t batch, int64_t m, int64_t ctas,
+                       int64_t multiprocessors) {
+  return ctas > 1 && m > p.qrClusterStreamMinRows && batch * ctas <= multiprocessors;
 }
 
 QrCluster chooseQrCluster(const RoutePolicy& p, int64_t m, int64_t n, size_t elementSize,
@@ -80,10 +85,9 @@ QrCluster chooseQrCluster(const RoutePolicy& p, int64_t m, int64_t n, size_t ele
   return {};
 }
 
-bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n, size_t elementSize,
-                     bool sharing) {
+bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n, bool sharing) {
   if (batch <= 1 && !sharing)
-    return m <= (elementSize == 4 ? p.qrClusterSingleMaxRowsF32 : p.qrClusterSingleMaxRows);
+    return m <= p.qrClusterSingleMaxRows;
   if (m > p.qrClusterTallRows && batch < p.qrClusterMinBatchTall)
     return false;
   return std::max(m, n) > p.qrBatchedTinyMaxN;

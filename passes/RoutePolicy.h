@@ -88,21 +88,25 @@ struct RoutePolicy {
   /// 100 x 128 x 128 0.73 / 0.69 / 0.64 / 0.81, 1000 x 32 x 32 0.20 / 0.19 /
   /// 0.16 / 0.17, 256 x 32 0.117 / 0.109 / 0.094 / 0.103.
   int64_t qrClusterPanelColumns = 16;
-  /// One matrix of f64 takes the kernel up to this many rows, of f32 up to the
-  /// second. One H100, 2026-12-06, ms with Q, kernel against cuSOLVER
-  /// (bench/results/2026-12-06-h100-qr-routes.jsonl): f64 160 x 160 0.471 / 0.529,
-  /// 192 x 192 0.589 / 0.623, 224 x 224 0.714 / 0.740, 256 x 256 0.838 / 0.775,
-  /// 256 x 128 0.398 / 0.388, 512 x 128 0.663 / 0.485; f32 192 x 192 0.443 /
-  /// 0.603, 256 x 256 0.617 / 0.741, 256 x 128 0.308 / 0.372 (longer f32 columns
-  /// not measured).
-  int64_t qrClusterSingleMaxRows = 224;
-  int64_t qrClusterSingleMaxRowsF32 = 256;
+  /// One matrix takes the kernel up to this many rows. One H100, 2026-12-07, ms
+  /// with Q, kernel against cuSOLVER (bench/results/2026-12-07-h100-cluster-qr-streamed.jsonl):
+  /// f64 128 x 128 0.235 / 0.558, 224 x 224 0.581 / 0.743, 256 x 256 0.675 / 0.779,
+  /// 256 x 128 0.323 / 0.391, 300 x 300 1.360 / 1.016, 512 x 128 0.515 / 0.488,
+  /// 512 x 64 0.255 / 0.265; f32 256 x 256 0.497 / 0.754.
+  int64_t qrClusterSingleMaxRows = 256;
   /// Batches (and a matrix among deferred runs, preferClusterQr's `sharing`) take
   /// it from two matrices, or from qrClusterMinBatchTall of more than
   /// qrClusterTallRows rows (a single one of those is faster on cuSOLVER; 2 x 300 x
   /// 300: 1.58 / 1.98, 2 x 256 x 256: 0.81 / 1.53; 8 x 256 x 256: 0.82 / 6.04).
   int64_t qrClusterTallRows = 256;
   int64_t qrClusterMinBatchTall = 2;
+  /// R is streamed (each reflector published to the cluster as it is made, no
+  /// cluster barrier) for matrices of more than this many rows whose launch
+  /// gives every block a multiprocessor of its own: a block waiting for a
+  /// reflector spins, which beside another cluster's block takes that block's
+  /// time. The kernels of up to 64 rows have no streams (kernels/ClusterQr.cu's
+  /// kStreams), which keeps them in 64 registers, four blocks an SM.
+  int64_t qrClusterStreamMinRows = 64;
   /// Batches of matrices with no dimension above this stay on geqrfBatched:
   /// 4096 x 16 x 16 0.33 / 0.14, 100000 x 4 x 4 1.82 / 0.24; 1024 x 24 x 24
   /// 0.17 / 0.25, 512 x 32 x 32 0.12 / 0.36, 64 x 128 x 128 0.55 / 9.19.
@@ -188,10 +192,16 @@ struct QrCluster {
 };
 
 /// The shared bytes a block of the cluster QR kernel of m x n matrices with
-/// `ctas` blocks and panels of `panel` columns needs: its columns of A (stride
-/// m + 1, in panels dealt out in turn), their taus, the taus of two panels, and
-/// the larger of two panel buffers and its columns of Q with one panel buffer.
+/// `ctas` blocks and panels of `panel` columns needs: 16 bytes (the count of
+/// streamed reflectors), its columns of A (stride m + 1, in panels dealt out in
+/// turn), their taus, the taus of two panels, and the larger of two panel
+/// buffers and its columns of Q with one panel buffer.
 int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel, size_t elementSize);
+
+/// True when `batch` m x n QRs on `ctas` blocks each stream R's reflectors
+/// (qrClusterStreamMinRows) on a device of `multiprocessors` SMs.
+bool qrClusterStreamed(const RoutePolicy& p, int64_t batch, int64_t m, int64_t ctas,
+                       int64_t multiprocessors);
 
 /// The cluster QR kernel's shape for m x n matrices of `elementSize`-byte
 /// elements on a device with `maxSharedBytes` per block: the blocks by columns
@@ -201,13 +211,13 @@ int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel, 
 QrCluster chooseQrCluster(const RoutePolicy& p, int64_t m, int64_t n, size_t elementSize,
                           size_t maxSharedBytes, int64_t widest = 0);
 
-/// True when `batch` m x n QRs of `elementSize`-byte elements that the cluster
-/// kernel can take (chooseQrClusterSize is not 0) are faster there than in
+/// True when `batch` m x n QRs that the cluster kernel can take
+/// (chooseQrCluster's blocks are not 0) are faster there than in
 /// cuBLAS's and cuSOLVER's routines. With `sharing` the call runs beside others on
 /// other streams (deferred runs on several lanes): throughput counts, and one
 /// matrix is a batch of one among many, so it takes the kernel (a few
 /// multiprocessors) as batches do.
-bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n, size_t elementSize,
+bool preferClusterQr(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n,
                      bool sharing = false);
 
 /// How the GPU computes a syrk: C = X X' (X n x k) or with `transpose` X'X (X k x n),

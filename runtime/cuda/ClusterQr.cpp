@@ -60,6 +60,8 @@ ClusterQr::ClusterQr() {
     kernels_[expression] = k;
   }
   maxSharedBytes_ = static_cast<size_t>(optin);
+  GRAPHC_CUDA_CHECK(
+      cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device));
 }
 
 ModuleSource ClusterQr::moduleSource() {
@@ -79,7 +81,7 @@ passes::QrCluster ClusterQr::shape(int64_t m, int64_t n, size_t elementSize, int
 
 template <typename T>
 void ClusterQr::qr(int64_t batch, int64_t m, int64_t n, const T* a, T* q, T* r, cudaStream_t stream,
-                   int widest) const {
+                   int widest, bool mayStream) const {
   passes::QrCluster s = shape(m, n, sizeof(T), widest);
   if (s.ctas == 0 || batch * s.ctas > INT_MAX)
     throw Error(fmt::format("internal error: cluster QR of {} x {}", m, n));
@@ -93,17 +95,20 @@ void ClusterQr::qr(int64_t batch, int64_t m, int64_t n, const T* a, T* q, T* r, 
   config.cluster = static_cast<unsigned>(s.ctas);
   config.sharedBytes = passes::qrClusterSharedBytes(m, n, s.ctas, s.panel, sizeof(T));
   config.stream = stream;
+  const bool streamed = mayStream && passes::qrClusterStreamed(passes::RoutePolicy::gpu(), batch, m,
+                                                               s.ctas, multiprocessors_);
   KernelLaunch l{
       kernels_.at(kernelName(std::is_same_v<T, float> ? "float" : "double", rowsPerLane)),
       config,
       {slot(static_cast<int>(m)), slot(static_cast<int>(n)),
-       slot(std::countr_zero(unsigned(s.panel))), slot(a), slot(q), slot(r)}};
+       slot(std::countr_zero(unsigned(s.panel))), slot(static_cast<int>(streamed)), slot(a),
+       slot(q), slot(r)}};
   l.enqueue(stream);
 }
 
 template void ClusterQr::qr<float>(int64_t, int64_t, int64_t, const float*, float*, float*,
-                                   cudaStream_t, int) const;
+                                   cudaStream_t, int, bool) const;
 template void ClusterQr::qr<double>(int64_t, int64_t, int64_t, const double*, double*, double*,
-                                    cudaStream_t, int) const;
+                                    cudaStream_t, int, bool) const;
 
 } // namespace graphc::cuda

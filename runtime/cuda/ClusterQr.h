@@ -15,15 +15,25 @@
 // its later columns, each column held in registers through all of them. The
 // block that holds the next panel updates that panel first and factors it before
 // it arrives at the barrier, so the critical path of a panel is one copy, one
-// panel update and one panel factorization. Q is then formed from the panels
-// from the last one down, each of Q's columns on the block of A's column, with
-// no cluster barrier. A column receives the reflectors in the order of the
-// unblocked algorithm, so the results do not depend on the panel width.
-// A step of a panel costs about 2 us on an H200 whatever the cluster (256 x 16
-// f64, R alone: 0.033 ms), and forming Q a quarter of the whole: the kernel
-// beats cuSOLVER on batches (whose clusters run side by side) and on single
-// matrices of up to 224 rows in f64 and 256 in f32, not on one 256 x 256 f64
-// (0.84 ms against 0.78 on an H100); the route is passes::preferClusterQr's.
+// panel update and one panel factorization. Where each block has a
+// multiprocessor of its own and columns are longer than 64 rows
+// (passes::qrClusterStreamed), the panels are streamed instead: the block that
+// makes a reflector publishes it to every block (a count in each block's shared
+// memory, raised with release semantics), the next panel's block applies each
+// reflector to that panel as it arrives and factors it one column update after
+// the last, and the other blocks apply a panel once it is complete; no cluster
+// barrier until the end (at 256 x 256 f64 on an H100, R alone 0.623 -> 0.509
+// ms). Q is then formed from the panels from the last one down, each of Q's
+// columns on the block of A's column, with no cluster barrier; a block starts at
+// the last panel that reaches its columns (so that the blocks copy different
+// panels at once), and its updates are unmasked while every panel so far is
+// finite (the same bits: see applyPanel). A column receives the reflectors in
+// the order of the unblocked algorithm, so the results do not depend on the
+// panel width or on streaming. A step of a panel costs about 2 us whatever the
+// cluster, and forming Q a quarter of the whole: the kernel beats cuSOLVER on
+// batches (whose clusters run side by side) and on single matrices of up to 256
+// rows (256 x 256 f64 0.673 ms against 0.779 on an H100), not on longer ones
+// (300 x 300: 1.36 against 1.02); the route is passes::preferClusterQr's.
 //
 // Results are LAPACK's: the reflectors of dlarfg (R's diagonal -sign(alpha) times
 // the column's norm; a zero column gets H = I), Q as dorgqr forms it, the norms
@@ -68,10 +78,11 @@ public:
   /// Reduced QR of the `batch` row-major m x n matrices `a` into `q` (m x k) and `r`
   /// (k x n); `q` may be null for R alone. Only enqueues on `stream`. Throws
   /// graphc::Error when ctas(m, n) is 0. `widest` caps the panel width as in
-  /// shape() (the timing tests compare widths).
+  /// shape(); without `mayStream`, R is factored with a cluster barrier a panel
+  /// where passes::qrClusterStreamed would stream it (the tests compare both).
   template <typename T>
   void qr(int64_t batch, int64_t m, int64_t n, const T* a, T* q, T* r, cudaStream_t stream,
-          int widest = 0) const;
+          int widest = 0, bool mayStream = true) const;
 
   /// The kernels' CUDA C++ and name expressions.
   static ModuleSource moduleSource();
@@ -80,6 +91,7 @@ private:
   std::shared_ptr<const LoadedModule> module_;
   std::map<std::string, Kernel> kernels_;
   size_t maxSharedBytes_ = 0; ///< opt-in shared memory per block; 0 without clusters
+  int multiprocessors_ = 0;
 };
 
 } // namespace graphc::cuda

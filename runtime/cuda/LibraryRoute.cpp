@@ -60,7 +60,7 @@ Route qr(const Matrices& a, size_t elementSize, const RouteFacts& f) {
                  ? 0
                  : f.kernels.qr().ctas(a.rows, a.cols, elementSize);
   if (ctas && (f.qrRoute == LibraryContext::QrRoute::Cluster ||
-               passes::preferClusterQr(policy(), a.batch, a.rows, a.cols, elementSize, f.sharing)))
+               passes::preferClusterQr(policy(), a.batch, a.rows, a.cols, f.sharing)))
     return Route::ClusterQr;
   return f.batchedFactorizations && batchedFactorization(a) ? Route::BatchedQr : Route::Qr;
 }

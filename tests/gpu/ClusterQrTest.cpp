@@ -123,27 +123,35 @@ TEST(ClusterQr, ZeroColumnsAndExtremeMagnitudes) {
   }
 }
 
+// A NaN at (row, col) of an n x n matrix: two blocks and four panels at 64,
+// four blocks with R streamed at 128 (and Q formed unmasked through the finite
+// panels after column 40's, masked from it on).
 TEST(ClusterQr, NanPropagates) {
   GRAPHC_REQUIRE_GPU();
   Route cluster(LibraryContext::QrRoute::Cluster);
-  std::vector<double> v = doubles(randn(DType::F64, {64, 64}, 72));
-  v[10 * 64 + 3] = std::nan("");
-  std::vector<Array> in = {fromDoubles(DType::F64, v, {64, 64})};
-  OneNode g(Op::Qr, in, {});
-  GpuResult got = runGpu(*g.node, in);
-  // Column 3 is NaN from its reflector on, and every column after it through the
-  // reflector; the columns before it are finite.
-  std::vector<double> r = doubles(got.outputs[1]);
-  EXPECT_TRUE(std::isnan(r[3 * 64 + 3]));
-  EXPECT_TRUE(std::isnan(r[3 * 64 + 63]));
-  EXPECT_TRUE(std::isfinite(r[0 * 64 + 2]));
-  // Q's NaNs where LAPACK's unblocked dorg2r puts them (two blocks, four panels).
-  std::vector<double> q = doubles(got.outputs[0]), want = doubles(runCpu(g, in).outputs[0]);
-  ASSERT_EQ(q.size(), want.size());
-  size_t differ = 0;
-  for (size_t i = 0; i < q.size(); ++i)
-    differ += std::isnan(q[i]) != std::isnan(want[i]);
-  EXPECT_EQ(differ, 0u);
+  for (auto [n, row, col] :
+       {std::tuple<int64_t, int64_t, int64_t>{64, 10, 3}, {128, 10, 3}, {128, 100, 40}}) {
+    std::string what = fmt::format("{} x {}, NaN at ({}, {})", n, n, row, col);
+    std::vector<double> v = doubles(randn(DType::F64, {n, n}, 72));
+    v[row * n + col] = std::nan("");
+    std::vector<Array> in = {fromDoubles(DType::F64, v, {n, n})};
+    OneNode g(Op::Qr, in, {});
+    GpuResult got = runGpu(*g.node, in);
+    ASSERT_FALSE(got.failure) << what;
+    // Column `col` is NaN from its reflector on, and every column after it
+    // through the reflector; the columns before it are finite.
+    std::vector<double> r = doubles(got.outputs[1]);
+    EXPECT_TRUE(std::isnan(r[col * n + col])) << what;
+    EXPECT_TRUE(std::isnan(r[col * n + n - 1])) << what;
+    EXPECT_TRUE(std::isfinite(r[0 * n + col - 1])) << what;
+    // Q's NaNs where LAPACK's unblocked dorg2r puts them.
+    std::vector<double> q = doubles(got.outputs[0]), want = doubles(runCpu(g, in).outputs[0]);
+    ASSERT_EQ(q.size(), want.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < q.size(); ++i)
+      differ += std::isnan(q[i]) != std::isnan(want[i]);
+    EXPECT_EQ(differ, 0u) << what;
+  }
 }
 
 TEST(ClusterQr, RunsInsideStreamCapture) {
@@ -156,7 +164,7 @@ TEST(ClusterQr, RunsInsideStreamCapture) {
 /// `widest` columns, and its milliseconds per run over `reps` runs after the first.
 template <typename T>
 std::pair<std::vector<T>, double> kernelQr(const Array& a, int widest, int reps = 0,
-                                           bool withQ = true) {
+                                           bool withQ = true, bool mayStream = true) {
   const ir::Shape& shape = a.type().shape;
   int64_t m = shape[shape.size() - 2], n = shape.back(), k = std::min(m, n);
   int64_t batch = a.type().numel() / (m * n);
@@ -169,7 +177,7 @@ std::pair<std::vector<T>, double> kernelQr(const Array& a, int widest, int reps 
                                     cudaMemcpyHostToDevice, gpu.stream));
   auto run = [&] {
     qr.qr(batch, m, n, in.as<T>(), withQ ? out.as<T>() : nullptr, out.as<T>() + batch * m * k,
-          gpu.stream, widest);
+          gpu.stream, widest, mayStream);
   };
   run();
   cudaEvent_t start, stop;
@@ -216,6 +224,109 @@ TEST(ClusterQr, PanelWidthChangesNoBit) {
                                 << ", panels of " << panel << " against 32";
         }
     }
+}
+
+/// The device's multiprocessors.
+int64_t multiprocessors() {
+  int device = 0, count = 0;
+  GRAPHC_CUDA_CHECK(cudaGetDevice(&device));
+  GRAPHC_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
+/// Whether the kernel streams R for `batch` m x n f64 matrices.
+bool streamed(int64_t batch, int64_t m, int64_t n) {
+  return passes::qrClusterStreamed(passes::RoutePolicy::gpu(), batch, m,
+                                   clusterSize(m, n, DType::F64), multiprocessors());
+}
+
+/// The number of elements whose bits differ.
+size_t bitsDiffer(const std::vector<double>& a, const std::vector<double>& b) {
+  size_t differ = a.size() != b.size();
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    differ += std::bit_cast<uint64_t>(a[i]) != std::bit_cast<uint64_t>(b[i]);
+  return differ;
+}
+
+// Streamed R applies each reflector to each column in the order of the
+// barriers' panels: the same bits for Q and R, with and without Q.
+TEST(ClusterQr, StreamedHasTheBitsOfBarriers) {
+  GRAPHC_REQUIRE_GPU();
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{65, 65},
+                      {100, 107},
+                      {128, 128},
+                      {224, 224},
+                      {256, 256},
+                      {300, 70},
+                      {257, 100},
+                      {512, 128},
+                      {96, 400}})
+    for (int64_t batch : {1, 2}) {
+      std::string what = fmt::format("{} x {} x {}", batch, m, n);
+      ASSERT_TRUE(streamed(batch, m, n)) << what;
+      Array a = randn(DType::F64, {batch, m, n}, 90 + m + n);
+      for (bool withQ : {true, false}) {
+        std::vector<double> on = kernelQr<double>(a, 0, 0, withQ, true).first;
+        std::vector<double> off = kernelQr<double>(a, 0, 0, withQ, false).first;
+        EXPECT_EQ(bitsDiffer(on, off), 0u) << what << (withQ ? ", Q and R" : ", R alone");
+      }
+    }
+}
+
+// Batches whose blocks outnumber the multiprocessors factor R with barriers
+// (passes::qrClusterStreamed): LAPACK's results, and each matrix the bits of
+// its streamed QR alone.
+TEST(ClusterQr, BatchesBeyondABlockAMultiprocessor) {
+  GRAPHC_REQUIRE_GPU();
+  Route cluster(LibraryContext::QrRoute::Cluster);
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{128, 128}, {100, 107}, {256, 64}}) {
+    int64_t batch = multiprocessors() / clusterSize(m, n, DType::F64) + 1;
+    std::string what = fmt::format("{} x {} x {}", batch, m, n);
+    ASSERT_FALSE(streamed(batch, m, n)) << what;
+    ASSERT_TRUE(streamed(1, m, n)) << what;
+    Array a = randn(DType::F64, {batch, m, n}, 95 + m);
+    expectSameAsCpu(Op::Qr, {a}, {}, what);
+    std::vector<double> all = kernelQr<double>(a, 0).first;
+    std::vector<double> values = doubles(a);
+    Array item =
+        fromDoubles(DType::F64, std::vector<double>(values.end() - m * n, values.end()), {1, m, n});
+    std::vector<double> one = kernelQr<double>(item, 0).first;
+    // kernelQr's output: every Q, then every R.
+    int64_t k = std::min(m, n), qs = batch * m * k;
+    std::vector<double> lastQ(all.begin() + qs - m * k, all.begin() + qs);
+    std::vector<double> lastR(all.end() - k * n, all.end());
+    EXPECT_EQ(bitsDiffer(lastQ, std::vector<double>(one.begin(), one.begin() + m * k)), 0u)
+        << what << ", Q";
+    EXPECT_EQ(bitsDiffer(lastR, std::vector<double>(one.begin() + m * k, one.end())), 0u)
+        << what << ", R";
+  }
+}
+
+/// Run with --gtest_also_run_disabled_tests.
+TEST(ClusterQr, DISABLED_TimingsStreamedAgainstBarriers) {
+  GRAPHC_REQUIRE_GPU();
+  std::printf("f64 cluster qr, ms per run, R streamed / with barriers (Q and R; R alone):\n");
+  for (auto [batch, m, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 256, 256},
+                             {1, 224, 224},
+                             {1, 192, 192},
+                             {1, 128, 128},
+                             {1, 96, 96},
+                             {1, 512, 128},
+                             {1, 256, 128},
+                             {1, 300, 300},
+                             {2, 256, 256},
+                             {8, 256, 256},
+                             {16, 256, 256},
+                             {33, 128, 128},
+                             {64, 128, 128}}) {
+    Array a = randn(DType::F64, {batch, m, n}, 96);
+    auto ms = [&](bool withQ, bool mayStream) {
+      return kernelQr<double>(a, 0, 20, withQ, mayStream).second;
+    };
+    std::printf("  %3ld x %3ld x %3ld  streamed %d  Q and R %7.4f / %7.4f  R %7.4f / %7.4f\n",
+                long(batch), long(m), long(n), int(streamed(batch, m, n)), ms(true, true),
+                ms(true, false), ms(false, true), ms(false, false));
+  }
 }
 
 /// Run with --gtest_also_run_disabled_tests.

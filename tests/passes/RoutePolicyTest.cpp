@@ -16,8 +16,9 @@ constexpr size_t kH200Shared = 232448; // opt-in shared bytes per block
 
 /// The bytes a block needs, counted column by column: panels of `panel` columns
 /// dealt out to the blocks in turn, the busiest block's count rounded up to a
-/// panel; its columns of A and their taus, two panels' taus, and the larger of
-/// two panels and its columns of Q with one panel.
+/// panel; 16 bytes for the count of streamed reflectors, its columns of A and
+/// their taus, two panels' taus, and the larger of two panels and its columns of
+/// Q with one panel.
 int64_t countedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel, int64_t size) {
   int64_t k = std::min(m, n);
   auto slots = [&](int64_t cols) {
@@ -31,7 +32,7 @@ int64_t countedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel, int64_t 
     return (most + panel - 1) / panel * panel;
   };
   int64_t a = slots(n) * (m + 1), q = slots(k) * (m + 1), buffer = panel * m;
-  return (a + slots(n) + 2 * panel + std::max(2 * buffer, q + buffer)) * size;
+  return 16 + (a + slots(n) + 2 * panel + std::max(2 * buffer, q + buffer)) * size;
 }
 
 TEST(RoutePolicy, QrClusterSharedBytesCountsTheColumns) {
@@ -95,26 +96,42 @@ TEST(RoutePolicy, QrClusterByColumnsThenSharedMemory) {
 TEST(RoutePolicy, QrClusterForFewStepsOrBatchesOfAllButTinyMatrices) {
   struct Case {
     int64_t batch, m, n;
-    size_t elementSize;
     bool sharing, cluster;
   };
-  // One f64 matrix up to 224 rows, one f32 matrix up to 256; among deferred runs and
-  // in batches, from two matrices, and from two of more than 256 rows.
-  for (Case c : {Case{1, 128, 128, 8, false, true}, {1, 64, 512, 8, false, true},
-                 {1, 224, 224, 8, false, true},     {1, 225, 100, 8, false, false},
-                 {1, 256, 256, 8, false, false},    {1, 256, 256, 4, false, true},
-                 {1, 257, 256, 4, false, false},    {1, 512, 128, 8, false, false},
-                 {1, 256, 128, 8, false, false},    {1, 256, 128, 4, false, true},
-                 {1, 128, 256, 8, false, true},     {1, 256, 256, 8, true, true},
-                 {1, 300, 300, 8, true, false},     {1, 300, 300, 4, true, false},
-                 {4096, 8, 8, 8, true, false},      {2, 256, 256, 8, false, true},
-                 {2, 300, 300, 8, false, true},     {3, 300, 300, 4, false, true},
-                 {512, 32, 32, 8, false, true},     {512, 8, 17, 8, false, true},
-                 {4096, 8, 8, 8, false, false},     {100000, 16, 16, 4, false, false}})
-    EXPECT_EQ(preferClusterQr(RoutePolicy::gpu(), c.batch, c.m, c.n, c.elementSize, c.sharing),
-              c.cluster)
-        << c.batch << " x " << c.m << " x " << c.n << ", " << c.elementSize << "-byte elements"
-        << (c.sharing ? ", sharing" : "");
+  // One matrix up to 256 rows; among deferred runs and in batches, from two
+  // matrices, and from two of more than 256 rows.
+  for (Case c : {Case{1, 128, 128, false, true},
+                 {1, 64, 512, false, true},
+                 {1, 224, 224, false, true},
+                 {1, 256, 256, false, true},
+                 {1, 257, 100, false, false},
+                 {1, 512, 128, false, false},
+                 {1, 256, 128, false, true},
+                 {1, 128, 256, false, true},
+                 {1, 256, 256, true, true},
+                 {1, 300, 300, true, false},
+                 {4096, 8, 8, true, false},
+                 {2, 256, 256, false, true},
+                 {2, 300, 300, false, true},
+                 {512, 32, 32, false, true},
+                 {512, 8, 17, false, true},
+                 {4096, 8, 8, false, false},
+                 {100000, 16, 16, false, false}})
+    EXPECT_EQ(preferClusterQr(RoutePolicy::gpu(), c.batch, c.m, c.n, c.sharing), c.cluster)
+        << c.batch << " x " << c.m << " x " << c.n << (c.sharing ? ", sharing" : "");
+}
+
+TEST(RoutePolicy, QrClusterStreamsMoreThan64RowsWithAMultiprocessorABlock) {
+  const RoutePolicy& p = RoutePolicy::gpu();
+  const int64_t sms = 132;
+  EXPECT_TRUE(qrClusterStreamed(p, 1, 256, 8, sms));
+  EXPECT_TRUE(qrClusterStreamed(p, 1, 65, 4, sms));
+  EXPECT_TRUE(qrClusterStreamed(p, 16, 256, 8, sms));  // 128 blocks
+  EXPECT_TRUE(qrClusterStreamed(p, 33, 128, 4, sms));  // 132 blocks
+  EXPECT_FALSE(qrClusterStreamed(p, 17, 256, 8, sms)); // 136 blocks
+  EXPECT_FALSE(qrClusterStreamed(p, 64, 128, 4, sms));
+  EXPECT_FALSE(qrClusterStreamed(p, 1, 64, 2, sms));  // the kernels of up to 64 rows
+  EXPECT_FALSE(qrClusterStreamed(p, 1, 100, 1, sms)); // one block: nothing to stream to
 }
 
 TEST(RoutePolicy, DeferredLanesByTheirMemory) {

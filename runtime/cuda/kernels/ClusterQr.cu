@@ -42,6 +42,35 @@ template <typename T> __device__ const T* inBlock(const T* p, unsigned rank) {
   asm volatile("mapa.u64 %0, %1, %2;" : "=l"(out) : "l"(p), "r"(rank));
   return reinterpret_cast<const T*>(out);
 }
+template <typename T> __device__ T* inBlock(T* p, unsigned rank) {
+  return const_cast<T*>(inBlock(static_cast<const T*>(p), rank));
+}
+
+// Streamed panels: each block counts in `ready` (its shared memory) the
+// reflectors published so far. The block that makes reflector j raises every
+// block's count to j + 1 once the reflector is in its shared memory (a fence
+// after the block barrier that follows it, as a grid barrier publishes a
+// block's writes); a reader waits until its count passes the reflector it
+// needs, with acquire semantics, and then reads the reflector from the maker's
+// shared memory. Reflectors never change once made, so nothing waits for the
+// readers but the kernel's end.
+__device__ unsigned loadAcquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.cluster.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ void publish(unsigned* ready, unsigned rank, unsigned count) {
+  asm volatile("fence.acq_rel.cluster;\n\tst.relaxed.cluster.u32 [%0], %1;"
+               :
+               : "l"(inBlock(ready, rank)), "r"(count)
+               : "memory");
+}
+// Called by whole warps.
+__device__ void awaitReflectors(const unsigned* ready, unsigned count) {
+  while (loadAcquire(ready) < count) {
+  }
+  __syncwarp();
+}
 
 // Where the columns live: panels of 2^pl columns (at least 32 bytes, so that
 // the loads and stores of a row fill whole sectors) dealt out to the 2^cl
@@ -150,13 +179,15 @@ __device__ void columnReflector(T (&v)[R], const T* col, int m, int j, int lane)
 // from lj0 on, copied into this block's `buffer` (reflector r at r m: 1 at row
 // j0 + r, zeros above) and their taus into `taus`. Every block reads each panel
 // once, in one burst of loads, from the owner's shared memory (distributed
-// shared memory) into its own.
+// shared memory) into its own. True when every value this thread copied is
+// finite.
 template <typename T>
-__device__ void copyPanel(T* buffer, T* taus, const T* as, const T* tauMine, int ld, int m, int j0,
+__device__ bool copyPanel(T* buffer, T* taus, const T* as, const T* tauMine, int ld, int m, int j0,
                           int count, unsigned owner, int lj0) {
   constexpr int U = 4; // loads in flight per thread
   const T* src = inBlock(as, owner) + lj0 * ld;
   const int total = count * m;
+  bool finite = true;
   for (int base = threadIdx.x; base < total; base += U * kThreads) {
     T x[U];
 #pragma unroll
@@ -164,15 +195,56 @@ __device__ void copyPanel(T* buffer, T* taus, const T* as, const T* tauMine, int
       int e = min(base + u * kThreads, total - 1), r = e / m, i = e - r * m;
       T y = src[r * ld + i];
       x[u] = i > j0 + r ? y : T(i == j0 + r);
+      finite = finite && isfinite(x[u]);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u)
       if (base + u * kThreads < total)
         buffer[base + u * kThreads] = x[u];
   }
-  if (threadIdx.x < count)
-    taus[threadIdx.x] = *inBlock(tauMine + lj0 + threadIdx.x, owner);
+  if (threadIdx.x < count) {
+    T tau = *inBlock(tauMine + lj0 + threadIdx.x, owner);
+    taus[threadIdx.x] = tau;
+    finite = finite && isfinite(tau);
+  }
+  return finite;
 }
+
+// Where applyPanel finds reflector j0 + r: its tau, and this lane's rows of it
+// (1 at row j0 + r, zeros above and from row m on). A panel copied into this
+// block's shared memory:
+template <typename T, int R> struct CopiedPanel {
+  const T* buffer; // reflector r at r m
+  const T* taus;
+  int m, lane;
+  __device__ T tau(int r) const { return taus[r]; }
+  __device__ void rows(int r, T (&v)[R]) const {
+#pragma unroll
+    for (int t = 0; t < R; ++t)
+      v[t] = lane + 32 * t < m ? buffer[r * m + min(lane + 32 * t, m - 1)] : T(0);
+  }
+};
+// A panel still being made, read in its maker's shared memory as each
+// reflector is published.
+template <typename T, int R> struct StreamedPanel {
+  const T* cols;         // the maker's column of reflector j0, stride ld
+  const T* taus;         // the maker's tau of reflector j0
+  const unsigned* ready; // this block's count of published reflectors
+  int ld, m, j0, lane;
+  __device__ T tau(int r) const {
+    awaitReflectors(ready, j0 + r + 1);
+    return taus[r];
+  }
+  __device__ void rows(int r, T (&v)[R]) const {
+    const int j = j0 + r;
+#pragma unroll
+    for (int t = 0; t < R; ++t) {
+      int i = lane + 32 * t;
+      T y = cols[r * ld + min(i, m)];
+      v[t] = i > j && i < m ? y : T(i == j);
+    }
+  }
+};
 
 // Applies H = I - tau v v' (v zero above row j) to the columns at base + l[g] ld
 // with live[g], G at a time so that their warp sums overlap.
@@ -206,39 +278,43 @@ __device__ void applyReflector(T* base, int ld, const int (&l)[G], const bool (&
     }
   }
 }
-// Applies the `count` reflectors of a copied panel (buffer, taus; reflector r
-// is j0 + r) in order, or from the last down with `reverse`, to this warp's
-// columns base + l[g] ld with live[g], whose global indices are c[g]: G columns
-// held in registers meanwhile. Reflector j changes a column's rows from j on, and
-// only columns from j on (as dlarf and dorg2r apply it), so that a NaN or -0.0
-// elsewhere stays as LAPACK leaves it.
-template <typename T, int R, int G>
+// Applies the `count` reflectors of a panel (reflector r is j0 + r) in order,
+// or from the last down with `reverse`, to this warp's columns base + l[g] ld
+// with live[g], whose global indices are c[g]: G columns held in registers
+// meanwhile. Reflector j changes a column's rows from j on, and only columns
+// from j on (as dlarf and dorg2r apply it), so that a NaN or -0.0 elsewhere
+// stays as LAPACK leaves it. Without `Exact` every product and update is made
+// unmasked, which gives the same bits where the reflectors and the columns are
+// finite and no column holds -0.0 (Q's columns as they are formed): v is 0
+// above row j and past m, and a column c < j is 0 from row j on.
+template <typename T, int R, int G, bool Exact, typename Panel>
 __device__ void applyPanel(T* base, int ld, const int (&l)[G], const int (&c)[G],
-                           const bool (&live)[G], const T* buffer, const T* taus, int j0, int count,
+                           const bool (&live)[G], const Panel& panel, int j0, int count,
                            bool reverse, int m, int lane) {
   T x[G][R];
 #pragma unroll
   for (int g = 0; g < G; ++g) {
     const T* col = base + (live[g] ? l[g] : 0) * ld;
 #pragma unroll
-    for (int t = 0; t < R; ++t)
-      x[g][t] = col[live[g] ? min(lane + 32 * t, m) : m];
+    for (int t = 0; t < R; ++t) {
+      int i = lane + 32 * t;
+      T y = col[live[g] ? min(i, m) : m];
+      x[g][t] = i < m ? y : T(0);
+    }
   }
   for (int s = 0; s < count; ++s) {
     const int r = reverse ? count - 1 - s : s, j = j0 + r;
-    const T tau = taus[r];
+    const T tau = panel.tau(r);
     if (tau == T(0))
       continue;
     T v[R], d[G];
-#pragma unroll
-    for (int t = 0; t < R; ++t)
-      v[t] = lane + 32 * t < m ? buffer[r * m + min(lane + 32 * t, m - 1)] : T(0);
+    panel.rows(r, v);
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       d[g] = 0;
 #pragma unroll
       for (int t = 0; t < R; ++t)
-        d[g] += v[t] * (lane + 32 * t >= j && lane + 32 * t < m ? x[g][t] : T(0));
+        d[g] += v[t] * (!Exact || lane + 32 * t >= j ? x[g][t] : T(0));
     }
     warpSums(d);
 #pragma unroll
@@ -246,7 +322,7 @@ __device__ void applyPanel(T* base, int ld, const int (&l)[G], const int (&c)[G]
       T f = tau * d[g];
 #pragma unroll
       for (int t = 0; t < R; ++t)
-        if (lane + 32 * t >= j && c[g] >= j)
+        if (!Exact || (lane + 32 * t >= j && c[g] >= j))
           x[g][t] -= f * v[t];
     }
   }
@@ -258,12 +334,12 @@ __device__ void applyPanel(T* base, int ld, const int (&l)[G], const int (&c)[G]
         base[l[g] * ld + lane + 32 * t] = x[g][t];
 }
 
-// Applies a copied panel to this block's local columns [from, to) of `base`,
-// kGroup columns a warp at a time.
-template <typename T, int R>
+// Applies a panel to this block's local columns [from, to) of `base`, kGroup
+// columns a warp at a time.
+template <typename T, int R, bool Exact = true, typename Panel>
 __device__ void applyToColumns(T* base, int ld, const Columns& cols, int from, int to,
-                               const T* buffer, const T* taus, int j0, int count, bool reverse,
-                               int m, int lane, int warp) {
+                               const Panel& panel, int j0, int count, bool reverse, int m, int lane,
+                               int warp) {
   constexpr int warps = kThreads / 32;
   for (int l0 = from + warp; l0 < to; l0 += kGroup * warps) {
     int l[kGroup], c[kGroup];
@@ -274,7 +350,7 @@ __device__ void applyToColumns(T* base, int ld, const Columns& cols, int from, i
       live[g] = l[g] < to;
       c[g] = live[g] ? cols.global(l[g]) : 0;
     }
-    applyPanel<T, R, kGroup>(base, ld, l, c, live, buffer, taus, j0, count, reverse, m, lane);
+    applyPanel<T, R, kGroup, Exact>(base, ld, l, c, live, panel, j0, count, reverse, m, lane);
   }
 }
 
@@ -284,10 +360,13 @@ __device__ void applyToColumns(T* base, int ld, const Columns& cols, int from, i
 // i % warps's) and applies it to the panel's later columns; the warp that holds
 // column j + 1 updates it first and makes the next reflector at once (its other
 // columns, on short columns, in the next step), so a step's critical path is one
-// column update, one reflector and one block barrier.
+// column update, one reflector and one block barrier. With `ready`, each
+// reflector is published to the `ctas` blocks of the cluster in the step
+// after it is made, by the warp that made it.
 template <typename T, int R>
 __device__ void factorPanel(T* as, T* tauMine, int ld, int m, int n, int k, int j0, int lp,
-                            int panel, int lane, int warp) {
+                            int panel, int lane, int warp, unsigned* ready = nullptr,
+                            int ctas = 0) {
   constexpr int warps = kThreads / 32;
   const int end = min(j0 + panel, k), width = min(panel, n - j0);
   if (warp == 0) {
@@ -321,6 +400,8 @@ __device__ void factorPanel(T* as, T* tauMine, int ld, int m, int n, int k, int 
   int deferred = -1;
   for (int j = j0; j < end; ++j) {
     const int lj = lp + (j - j0), next = j + 1;
+    if (ready && (j - j0) % warps == warp && lane < ctas)
+      publish(ready, lane, next);
     const T tau = tauMine[lj];
     T v[R];
     columnReflector(v, as + lj * ld, m, j, lane);
@@ -351,100 +432,186 @@ __device__ void factorPanel(T* as, T* tauMine, int ld, int m, int n, int k, int 
     __syncthreads();
   }
 }
+
+// The state of one block of the kernel: A's columns of this block (stride m + 1;
+// row m is padding that nothing writes, read in place of rows that do not
+// exist), the taus of its reflectors, the taus of two panels, and a work area:
+// while factoring, two panel buffers (panel p in p % 2); while forming Q, Q's
+// columns of this block and one panel buffer.
+template <typename T> struct Block {
+  T *as, *tauMine, *taus, *work;
+  int m, n, k, ld, panel, panelLog2, panels, mine;
+  Columns cols;
+  int lane, warp;
+  __device__ T* buffer(int p) const { return work + (p & 1) * panel * m; }
+  __device__ T* panelTaus(int p) const { return taus + (p & 1) * panel; }
+};
+
+// R with one cluster barrier a panel. Panel p is published by its owner's
+// release arrival of phase p; every block then applies it to its columns after
+// the panel. The owner of panel p + 1 applies it to that panel first and factors
+// it before it arrives, the rest of its columns after: a phase's critical path
+// is one copy, one panel update and one panel factorization.
+template <typename T, int R> __device__ void factorWithBarriers(const Block<T>& b) {
+  const Columns& cols = b.cols;
+  if (cols.owner(0) == cols.rank) {
+    factorPanel<T, R>(b.as, b.tauMine, b.ld, b.m, b.n, b.k, 0, 0, b.panel, b.lane, b.warp);
+    clusterArrive();
+  } else {
+    clusterArriveRelaxed();
+  }
+  for (int p = 0; p < b.panels; ++p) {
+    clusterWait(); // panel p is published
+    const int j0 = p << b.panelLog2, count = min(b.panel, b.k - j0), next = j0 + b.panel;
+    // buffer(p) was last read in phase p - 2, before this block's sync in phase p - 1.
+    copyPanel(b.buffer(p), b.panelTaus(p), b.as, b.tauMine, b.ld, b.m, j0, count, cols.owner(j0),
+              cols.local(j0));
+    __syncthreads();
+    CopiedPanel<T, R> copied{b.buffer(p), b.panelTaus(p), b.m, b.lane};
+    const bool ahead = p + 1 < b.panels && cols.owner(next) == cols.rank;
+    if (ahead) {
+      const int lp = cols.local(next);
+      applyToColumns<T, R>(b.as, b.ld, cols, lp, min(lp + b.panel, b.mine), copied, j0, count,
+                           false, b.m, b.lane, b.warp);
+      __syncthreads();
+      factorPanel<T, R>(b.as, b.tauMine, b.ld, b.m, b.n, b.k, next, lp, b.panel, b.lane, b.warp);
+    }
+    if (p + 1 < b.panels) {
+      if (ahead)
+        clusterArrive(); // panel p + 1 is published
+      else
+        clusterArriveRelaxed();
+    }
+    applyToColumns<T, R>(b.as, b.ld, cols, cols.count(ahead ? next + b.panel : next), b.mine,
+                         copied, j0, count, false, b.m, b.lane, b.warp);
+  }
+}
+
+// R with streamed panels: panel p's reflectors are published one by one as they
+// are made. The owner of panel p + 1 applies each to that panel as it arrives,
+// with the panel's columns in registers, and factors it one column update after
+// the last has arrived: a phase's critical path is one panel factorization and
+// one reflector's trip between blocks. Every block applies the whole panel to
+// its other columns once it is complete, the owner of panel p + 1 after
+// factoring that.
+template <typename T, int R> __device__ void factorStreamed(const Block<T>& b, unsigned* ready) {
+  const Columns& cols = b.cols;
+  const int ctas = 1 << cols.cl;
+  if (cols.owner(0) == cols.rank)
+    factorPanel<T, R>(b.as, b.tauMine, b.ld, b.m, b.n, b.k, 0, 0, b.panel, b.lane, b.warp, ready,
+                      ctas);
+  for (int p = 0; p < b.panels; ++p) {
+    const int j0 = p << b.panelLog2, count = min(b.panel, b.k - j0), next = j0 + b.panel;
+    const bool ahead = p + 1 < b.panels && cols.owner(next) == cols.rank;
+    if (ahead) {
+      const unsigned owner = cols.owner(j0);
+      const int lp = cols.local(next), lj0 = cols.local(j0);
+      StreamedPanel<T, R> stream{inBlock(b.as, owner) + lj0 * b.ld,
+                                 inBlock(b.tauMine, owner) + lj0,
+                                 ready,
+                                 b.ld,
+                                 b.m,
+                                 j0,
+                                 b.lane};
+      applyToColumns<T, R>(b.as, b.ld, cols, lp, min(lp + b.panel, b.mine), stream, j0, count,
+                           false, b.m, b.lane, b.warp);
+      __syncthreads();
+      factorPanel<T, R>(b.as, b.tauMine, b.ld, b.m, b.n, b.k, next, lp, b.panel, b.lane, b.warp,
+                        ready, ctas);
+    }
+    if (b.warp == 0)
+      awaitReflectors(ready, j0 + count);
+    __syncthreads(); // buffer(p) was last read in phase p - 2, before this sync in p - 1
+    copyPanel(b.buffer(p), b.panelTaus(p), b.as, b.tauMine, b.ld, b.m, j0, count, cols.owner(j0),
+              cols.local(j0));
+    __syncthreads();
+    applyToColumns<T, R>(b.as, b.ld, cols, cols.count(ahead ? next + b.panel : next), b.mine,
+                         CopiedPanel<T, R>{b.buffer(p), b.panelTaus(p), b.m, b.lane}, j0, count,
+                         false, b.m, b.lane, b.warp);
+  }
+}
 #endif
 
 // One cluster per matrix (blockIdx.x / cluster size), panels of 2^panelLog2
-// columns. Shared memory: A's columns of this block (stride m + 1; row m is padding
-// that nothing writes, read in place of rows that do not exist), the taus of
-// its reflectors, the taus of two panels, and a work area: while factoring, two
-// panel buffers (one being applied, the next one filled); while forming Q, Q's
-// columns of this block and one panel buffer.
+// columns; R streamed where `streamed` is set (and the kernel has streams: more
+// than 64 rows, passes::qrClusterStreamed), else with a cluster barrier a panel.
 template <typename T, int R>
-__global__ void __launch_bounds__(kThreads)
-    clusterQr(int m, int n, int panelLog2, const T* __restrict__ a, T* __restrict__ q,
+__global__ void __launch_bounds__(kThreads, R <= 2   ? 4
+                                            : R == 4 ? 2
+                                                     : 1)
+    clusterQr(int m, int n, int panelLog2, int streamed, const T* __restrict__ a, T* __restrict__ q,
               T* __restrict__ r) {
 #if __CUDA_ARCH__ >= 900
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int warps = kThreads / 32;
+  constexpr bool kStreams = R >= 4;
   const int ctas = clusterSize(), k = min(m, n), ld = m + 1, panel = 1 << panelLog2;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const Columns cols{__ffs(ctas) - 1, panelLog2, int(clusterRank())};
   const int mine = cols.count(n), mineQ = cols.count(k);
   const int slots = (n + panel * ctas - 1) / (panel * ctas) * panel;
   const int slotsQ = (k + panel * ctas - 1) / (panel * ctas) * panel;
-  T* as = reinterpret_cast<T*>(smem);
-  T* tauMine = as + slots * ld;
-  T* taus = tauMine + slots; // 2 x panel
-  T* work = taus + 2 * panel;
+  unsigned& ready = *reinterpret_cast<unsigned*>(smem); // 16 bytes ahead of A's columns
+  Block<T> b;
+  b.as = reinterpret_cast<T*>(smem + 16);
+  b.tauMine = b.as + slots * ld;
+  b.taus = b.tauMine + slots; // 2 x panel
+  b.work = b.taus + 2 * panel;
+  b.m = m, b.n = n, b.k = k, b.ld = ld, b.panel = panel, b.panelLog2 = panelLog2;
+  b.panels = (k + panel - 1) >> panelLog2, b.mine = mine, b.cols = cols;
+  b.lane = lane, b.warp = warp;
   const i64 item = blockIdx.x / ctas;
   a += item * m * n;
   r += item * k * n;
+  const bool streams = kStreams && streamed && ctas > 1;
+  if (threadIdx.x == 0)
+    ready = 0;
+  if (streams)
+    clusterArrive(); // every block's count is 0 before any is raised
 
   // Rows a warp at a time, so that a row's loads and stores coalesce.
   for (int i = warp; i < m; i += warps)
     for (int l = lane; l < mine; l += 32)
-      as[l * ld + i] = a[i * (i64)n + cols.global(l)];
+      b.as[l * ld + i] = a[i * (i64)n + cols.global(l)];
   __syncthreads();
-  // Panel p is published by its owner's release arrival of phase p; every block
-  // then applies it to its columns after the panel. The owner of panel p + 1
-  // applies it to that panel first and factors it before it arrives, the rest
-  // of its columns after: a phase's critical path is one copy, one panel update
-  // and one panel factorization.
-  const int panels = (k + panel - 1) >> panelLog2;
-  if (panels > 0) {
-    if (cols.owner(0) == cols.rank) {
-      factorPanel<T, R>(as, tauMine, ld, m, n, k, 0, 0, panel, lane, warp);
-      clusterArrive();
-    } else {
-      clusterArriveRelaxed();
-    }
-  }
-  for (int p = 0; p < panels; ++p) {
-    clusterWait(); // panel p is published
-    const int j0 = p << panelLog2, count = min(panel, k - j0), next = j0 + panel;
-    T* buffer = work + (p & 1) * panel * m; // last read in phase p - 2, before this block's
-    T* tau = taus + (p & 1) * panel;        // sync in phase p - 1
-    copyPanel(buffer, tau, as, tauMine, ld, m, j0, count, cols.owner(j0), cols.local(j0));
-    __syncthreads();
-    const bool ahead = p + 1 < panels && cols.owner(next) == cols.rank;
-    if (ahead) {
-      const int lp = cols.local(next);
-      applyToColumns<T, R>(as, ld, cols, lp, min(lp + panel, mine), buffer, tau, j0, count, false,
-                           m, lane, warp);
-      __syncthreads();
-      factorPanel<T, R>(as, tauMine, ld, m, n, k, next, lp, panel, lane, warp);
-    }
-    if (p + 1 < panels) {
-      if (ahead)
-        clusterArrive(); // panel p + 1 is published
-      else
-        clusterArriveRelaxed();
-    }
-    applyToColumns<T, R>(as, ld, cols, cols.count(ahead ? next + panel : next), mine, buffer, tau,
-                         j0, count, false, m, lane, warp);
+  if (streams) {
+    clusterWait();
+    factorStreamed<T, R>(b, &ready);
+  } else if (b.panels > 0) {
+    factorWithBarriers<T, R>(b);
   }
   __syncthreads();
   for (int i = warp; i < k; i += warps)
     for (int l = lane; l < mine; l += 32) {
       int c = cols.global(l);
-      r[i * (i64)n + c] = i <= c ? as[l * ld + i] : T(0);
+      r[i * (i64)n + c] = i <= c ? b.as[l * ld + i] : T(0);
     }
   if (q) {
     q += item * m * k;
     // Q's column c is H(0) ... H(c) e_c: the panels from the last one down, each
-    // on the columns it changes.
-    T* qs = work;
+    // on the columns it changes; unmasked (applyPanel) while every panel so far
+    // is finite.
+    T* qs = b.work;
     T* buffer = qs + slotsQ * ld;
     for (int l = warp; l < mineQ; l += warps)
       for (int i = lane; i < m; i += 32)
         qs[l * ld + i] = T(i == cols.global(l));
-    for (int p = panels - 1; p >= 0; --p) {
+    bool exact = false;
+    for (int p = b.panels - 1; p >= 0; --p) {
       const int j0 = p << panelLog2, count = min(panel, k - j0);
+      if (cols.count(j0) == mineQ) // none of this block's columns of Q from j0 on
+        continue;
       __syncthreads(); // the previous panel is applied
-      copyPanel(buffer, taus, as, tauMine, ld, m, j0, count, cols.owner(j0), cols.local(j0));
-      __syncthreads();
-      applyToColumns<T, R>(qs, ld, cols, cols.count(j0), mineQ, buffer, taus, j0, count, true, m,
-                           lane, warp);
+      bool finite = copyPanel(buffer, b.taus, b.as, b.tauMine, ld, m, j0, count, cols.owner(j0),
+                              cols.local(j0));
+      exact = !__syncthreads_and(finite) || exact;
+      CopiedPanel<T, R> copied{buffer, b.taus, m, lane};
+      if (exact)
+        applyToColumns<T, R, true>(qs, ld, cols, cols.count(j0), mineQ, copied, j0, count, true, m,
+                                   lane, warp);
+      else
+        applyToColumns<T, R, false>(qs, ld, cols, cols.count(j0), mineQ, copied, j0, count, true, m,
+                                    lane, warp);
     }
     __syncthreads();
     for (int i = warp; i < m; i += warps)

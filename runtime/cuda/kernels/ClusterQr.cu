@@ -506,13 +506,9 @@ template <typename T, int R> __device__ void factorStreamed(const Block<T>& b, u
     if (ahead) {
       const unsigned owner = cols.owner(j0);
       const int lp = cols.local(next), lj0 = cols.local(j0);
-      StreamedPanel<T, R> stream{inBlock(b.as, owner) + lj0 * b.ld,
-                                 inBlock(b.tauMine, owner) + lj0,
-                                 ready,
-                                 b.ld,
-                                 b.m,
-                                 j0,
-                                 b.lane};
+      const T* made = inBlock(b.as, owner) + lj0 * b.ld;
+      const T* taus = inBlock(b.tauMine, owner) + lj0;
+      StreamedPanel<T, R> stream{made, taus, ready, b.ld, b.m, j0, b.lane};
       applyToColumns<T, R>(b.as, b.ld, cols, lp, min(lp + b.panel, b.mine), stream, j0, count,
                            false, b.m, b.lane, b.warp);
       __syncthreads();
@@ -532,13 +528,15 @@ template <typename T, int R> __device__ void factorStreamed(const Block<T>& b, u
 }
 #endif
 
+// The blocks an SM the registers are bounded for: 64 a thread up to 64 rows,
+// 128 up to 128 (the kernels of batches of small matrices share SMs).
+template <int R> constexpr int kMinBlocksPerSm = R <= 2 ? 4 : R == 4 ? 2 : 1;
+
 // One cluster per matrix (blockIdx.x / cluster size), panels of 2^panelLog2
 // columns; R streamed where `streamed` is set (and the kernel has streams: more
 // than 64 rows, passes::qrClusterStreamed), else with a cluster barrier a panel.
 template <typename T, int R>
-__global__ void __launch_bounds__(kThreads, R <= 2   ? 4
-                                            : R == 4 ? 2
-                                                     : 1)
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<R>)
     clusterQr(int m, int n, int panelLog2, int streamed, const T* __restrict__ a, T* __restrict__ q,
               T* __restrict__ r) {
 #if __CUDA_ARCH__ >= 900

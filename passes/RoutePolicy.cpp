@@ -50,17 +50,26 @@ int64_t chooseSolveColumnChunks(const RoutePolicy& p, int64_t batch, int64_t col
   return std::max<int64_t>(1, std::min(wanted, most));
 }
 
-int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel,
-                             size_t elementSize) {
+int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel, size_t elementSize,
+                             bool qByRows) {
   int64_t k = std::min(m, n), ld = m + 1;
   auto slots = [&](int64_t cols) { return (cols + panel * ctas - 1) / (panel * ctas) * panel; };
-  int64_t work = std::max(2 * panel * m, slots(k) * ld + panel * m);
+  int64_t rowsQ = qByRows ? (m + ctas - 1) / ctas : 0;
+  int64_t work = std::max(2 * panel * m + rowsQ * ld, slots(k) * ld + panel * m);
   return 16 + (slots(n) * ld + slots(n) + 2 * panel + work) * static_cast<int64_t>(elementSize);
 }
 
 bool qrClusterStreamed(const RoutePolicy& p, int64_t batch, int64_t m, int64_t ctas,
                        int64_t multiprocessors) {
   return ctas > 1 && m > p.qrClusterStreamMinRows && batch * ctas <= multiprocessors;
+}
+
+bool qrClusterQByRows(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n, int64_t ctas,
+                      int64_t panel, size_t elementSize, size_t maxSharedBytes,
+                      int64_t multiprocessors) {
+  return qrClusterStreamed(p, batch, m, ctas, multiprocessors) &&
+         qrClusterSharedBytes(m, n, ctas, panel, elementSize, true) <=
+             static_cast<int64_t>(maxSharedBytes);
 }
 
 QrCluster chooseQrCluster(const RoutePolicy& p, int64_t m, int64_t n, size_t elementSize,

@@ -195,13 +195,22 @@ struct QrCluster {
 /// `ctas` blocks and panels of `panel` columns needs: 16 bytes (the count of
 /// streamed reflectors), its columns of A (stride m + 1, in panels dealt out in
 /// turn), their taus, the taus of two panels, and the larger of two panel
-/// buffers and its columns of Q with one panel buffer.
-int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel, size_t elementSize);
+/// buffers (with `qByRows`, and its share of Q's rows, m / ctas rounded up, of m
+/// columns) and its columns of Q with one panel buffer.
+int64_t qrClusterSharedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel, size_t elementSize,
+                             bool qByRows = false);
 
 /// True when `batch` m x n QRs on `ctas` blocks each stream R's reflectors
 /// (qrClusterStreamMinRows) on a device of `multiprocessors` SMs.
 bool qrClusterStreamed(const RoutePolicy& p, int64_t batch, int64_t m, int64_t ctas,
                        int64_t multiprocessors);
+
+/// True when the blocks of a streamed QR (qrClusterStreamed) accumulate Q's rows
+/// as the panels are made, which takes the forming of Q off the critical path:
+/// where those rows fit in `maxSharedBytes` beside the rest.
+bool qrClusterQByRows(const RoutePolicy& p, int64_t batch, int64_t m, int64_t n, int64_t ctas,
+                      int64_t panel, size_t elementSize, size_t maxSharedBytes,
+                      int64_t multiprocessors);
 
 /// The cluster QR kernel's shape for m x n matrices of `elementSize`-byte
 /// elements on a device with `maxSharedBytes` per block: the blocks by columns

@@ -93,16 +93,20 @@ void ClusterQr::qr(int64_t batch, int64_t m, int64_t n, const T* a, T* q, T* r, 
   config.grid = dim3(static_cast<unsigned>(batch * s.ctas));
   config.block = dim3(kThreads);
   config.cluster = static_cast<unsigned>(s.ctas);
-  config.sharedBytes = passes::qrClusterSharedBytes(m, n, s.ctas, s.panel, sizeof(T));
+  const passes::RoutePolicy& policy = passes::RoutePolicy::gpu();
+  const bool streamed =
+      mayStream && passes::qrClusterStreamed(policy, batch, m, s.ctas, multiprocessors_);
+  const bool qByRows = streamed && q &&
+                       passes::qrClusterQByRows(policy, batch, m, n, s.ctas, s.panel, sizeof(T),
+                                                maxSharedBytes_, multiprocessors_);
+  config.sharedBytes = passes::qrClusterSharedBytes(m, n, s.ctas, s.panel, sizeof(T), qByRows);
   config.stream = stream;
-  const bool streamed = mayStream && passes::qrClusterStreamed(passes::RoutePolicy::gpu(), batch, m,
-                                                               s.ctas, multiprocessors_);
   KernelLaunch l{
       kernels_.at(kernelName(std::is_same_v<T, float> ? "float" : "double", rowsPerLane)),
       config,
       {slot(static_cast<int>(m)), slot(static_cast<int>(n)),
-       slot(std::countr_zero(unsigned(s.panel))), slot(static_cast<int>(streamed)), slot(a),
-       slot(q), slot(r)}};
+       slot(std::countr_zero(unsigned(s.panel))), slot(static_cast<int>(streamed)),
+       slot(static_cast<int>(qByRows)), slot(a), slot(q), slot(r)}};
   l.enqueue(stream);
 }
 

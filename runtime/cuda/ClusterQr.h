@@ -21,22 +21,30 @@
 // makes a reflector publishes it to every block (a count in each block's shared
 // memory, raised with release semantics), the next panel's block applies each
 // reflector to that panel as it arrives and factors it one column update after
-// the last, and the other blocks apply a panel once it is complete; no cluster
-// barrier until the end (at 256 x 256 f64 on an H100, R alone 0.623 -> 0.509
-// ms). Q is then formed from the panels from the last one down, each of Q's
-// columns on the block of A's column, with no cluster barrier; a block starts at
-// the last panel that reaches its columns (so that the blocks copy different
-// panels at once), and its updates are unmasked while every panel so far is
-// finite (the same bits: see applyPanel). A column receives the reflectors in
-// the order of the unblocked algorithm, so the results do not depend on the
-// panel width or on streaming. A step of a panel costs about 2 us whatever the
-// cluster, and forming Q a quarter of the whole: the kernel beats cuSOLVER on
-// batches (whose clusters run side by side) and on single matrices of up to 256
-// rows (256 x 256 f64 0.673 ms against 0.779 on an H100), not on longer ones
-// (300 x 300: 1.36 against 1.02); the route is passes::preferClusterQr's.
+// the last, and the other blocks apply a panel once it is complete (the block of
+// the panel after next to that panel first, the rest after it has factored that
+// panel, so that it is ready for the next panel's reflectors as they come); no
+// cluster barrier until the end. A streamed QR whose share of Q's rows fits
+// beside the panels in each block (passes::qrClusterQByRows) accumulates Q by
+// rows meanwhile: each block applies every complete panel to its rows of Q (Q's
+// row i is e_i' H(0) ... H(k - 1)), off the critical path, and Q is done with
+// R. Otherwise, and where a panel is not finite, Q is formed after R from the
+// panels from the last one down, each of Q's columns on the block of A's
+// column, with no cluster barrier; a block starts at the last panel that
+// reaches its columns (so that the blocks copy different panels at once), and
+// its updates are unmasked while every panel so far is finite (the same bits:
+// see applyPanel). A column of R, and a row or column of Q, receives the
+// reflectors in the order of the unblocked algorithm, so the results do not
+// depend on the panel width or on streaming (Q by rows has other bits than Q
+// formed after R). At 256 x 256 f64 on an H100, R alone takes 0.580 ms with
+// barriers and 0.451 streamed, Q and R 0.737 and 0.492 (cuSOLVER 0.775): the
+// kernel beats cuSOLVER on batches (whose clusters run side by side) and on
+// single matrices of up to 256 rows, not on longer ones (300 x 300: 1.265
+// against 1.009, 512 x 128 0.509 against 0.483); the route is
+// passes::preferClusterQr's.
 //
 // Results are LAPACK's: the reflectors of dlarfg (R's diagonal -sign(alpha) times
-// the column's norm; a zero column gets H = I), Q as dorgqr forms it, the norms
+// the column's norm; a zero column gets H = I), Q of those reflectors, the norms
 // scaled as dnrm2 scales them when a sum of squares would overflow or underflow.
 // Inputs and outputs are row-major (runtime/cuda/Library.h): A batch x m x n, Q
 // batch x m x k, R batch x k x n, k = min(m, n), R's lower part zero.
@@ -79,7 +87,8 @@ public:
   /// (k x n); `q` may be null for R alone. Only enqueues on `stream`. Throws
   /// graphc::Error when ctas(m, n) is 0. `widest` caps the panel width as in
   /// shape(); without `mayStream`, R is factored with a cluster barrier a panel
-  /// where passes::qrClusterStreamed would stream it (the tests compare both).
+  /// and Q formed after R where passes::qrClusterStreamed would stream it (the
+  /// tests compare both).
   template <typename T>
   void qr(int64_t batch, int64_t m, int64_t n, const T* a, T* q, T* r, cudaStream_t stream,
           int widest = 0, bool mayStream = true) const;

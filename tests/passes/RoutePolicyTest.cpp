@@ -17,9 +17,10 @@ constexpr size_t kH200Shared = 232448; // opt-in shared bytes per block
 /// The bytes a block needs, counted column by column: panels of `panel` columns
 /// dealt out to the blocks in turn, the busiest block's count rounded up to a
 /// panel; 16 bytes for the count of streamed reflectors, its columns of A and
-/// their taus, two panels' taus, and the larger of two panels and its columns of
-/// Q with one panel.
-int64_t countedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel, int64_t size) {
+/// their taus, two panels' taus, and the larger of two panels (with `qByRows`,
+/// and the busiest block's rows of Q, m long) and its columns of Q with one panel.
+int64_t countedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel, int64_t size,
+                     bool qByRows) {
   int64_t k = std::min(m, n);
   auto slots = [&](int64_t cols) {
     int64_t most = 0;
@@ -31,8 +32,12 @@ int64_t countedBytes(int64_t m, int64_t n, int64_t ctas, int64_t panel, int64_t 
     }
     return (most + panel - 1) / panel * panel;
   };
+  int64_t rowsQ = 0; // the rows of Q a block accumulates: as evenly as blocks go
+  while (qByRows && rowsQ * ctas < m)
+    ++rowsQ;
   int64_t a = slots(n) * (m + 1), q = slots(k) * (m + 1), buffer = panel * m;
-  return 16 + (a + slots(n) + 2 * panel + std::max(2 * buffer, q + buffer)) * size;
+  return 16 +
+         (a + slots(n) + 2 * panel + std::max(2 * buffer + rowsQ * (m + 1), q + buffer)) * size;
 }
 
 TEST(RoutePolicy, QrClusterSharedBytesCountsTheColumns) {
@@ -46,10 +51,11 @@ TEST(RoutePolicy, QrClusterSharedBytesCountsTheColumns) {
                             {256, 256},
                             {257, 100},
                             {64, 512}})
-          EXPECT_EQ(qrClusterSharedBytes(m, n, ctas, panel, size),
-                    countedBytes(m, n, ctas, panel, size))
-              << m << " x " << n << ", " << ctas << " blocks, panels of " << panel << ", " << size
-              << "-byte elements";
+          for (bool qByRows : {false, true})
+            EXPECT_EQ(qrClusterSharedBytes(m, n, ctas, panel, size, qByRows),
+                      countedBytes(m, n, ctas, panel, size, qByRows))
+                << m << " x " << n << ", " << ctas << " blocks, panels of " << panel << ", " << size
+                << "-byte elements" << (qByRows ? ", Q by rows" : "");
 }
 
 /// chooseQrCluster's choice as {blocks, panel width}.
@@ -132,6 +138,33 @@ TEST(RoutePolicy, QrClusterStreamsMoreThan64RowsWithAMultiprocessorABlock) {
   EXPECT_FALSE(qrClusterStreamed(p, 64, 128, 4, sms));
   EXPECT_FALSE(qrClusterStreamed(p, 1, 64, 2, sms));  // the kernels of up to 64 rows
   EXPECT_FALSE(qrClusterStreamed(p, 1, 100, 1, sms)); // one block: nothing to stream to
+}
+
+TEST(RoutePolicy, QrClusterAccumulatesQByRowsWhereStreamedAndTheyFit) {
+  const RoutePolicy& p = RoutePolicy::gpu();
+  const int64_t sms = 132;
+  auto byRows = [&](int64_t batch, int64_t m, int64_t n, size_t size, int64_t widest = 0) {
+    QrCluster c = chooseQrCluster(p, m, n, size, kH200Shared, widest);
+    return qrClusterQByRows(p, batch, m, n, c.ctas, c.panel, size, kH200Shared, sms);
+  };
+  EXPECT_TRUE(byRows(1, 256, 256, 8));      // 197648 bytes
+  EXPECT_TRUE(byRows(16, 256, 256, 8));     // 128 blocks
+  EXPECT_FALSE(byRows(17, 256, 256, 8));    // not streamed
+  EXPECT_FALSE(byRows(1, 256, 256, 8, 32)); // two panels of 32 columns leave no room
+  EXPECT_TRUE(byRows(1, 256, 256, 4, 32));
+  EXPECT_TRUE(byRows(1, 128, 128, 8));
+  EXPECT_TRUE(byRows(1, 224, 224, 8));
+  EXPECT_FALSE(byRows(1, 512, 128, 8)); // 128 rows of 512 a block
+  EXPECT_FALSE(byRows(1, 256, 128, 8));
+  EXPECT_FALSE(byRows(1, 64, 64, 8)); // the kernels of up to 64 rows
+  // Exactly where streamed and the rows, counted column by column, fit.
+  for (int64_t m = 65; m <= 512; m += 37)
+    for (int64_t n = 1; n <= 600; n += 41)
+      if (QrCluster c = chooseQrCluster(p, m, n, 8, kH200Shared); c.ctas) {
+        bool fits = countedBytes(m, n, c.ctas, c.panel, 8, true) <= int64_t(kH200Shared);
+        EXPECT_EQ(byRows(1, m, n, 8), qrClusterStreamed(p, 1, m, c.ctas, sms) && fits)
+            << m << " x " << n;
+      }
 }
 
 TEST(RoutePolicy, DeferredLanesByTheirMemory) {

@@ -414,9 +414,13 @@ __device__ void factorPanel(T* as, T* tauMine, int ld, int m, int n, int k, int 
     }
     const bool first = next < end && (next - j0) % warps == warp;
     if (first) {
+      // Without kDefer, the warp's other columns beside column j + 1: their warp
+      // sums overlap, and the block barrier waits for them anyway.
       int l[1] = {lp + (next - j0)};
       bool live[1] = {true};
-      if (tau != T(0))
+      if (!kDefer)
+        applyToMine(j, tau, v, -1);
+      else if (tau != T(0))
         applyReflector<T, R, 1>(as, ld, l, live, v, tau, m, j, lane);
       __syncwarp(); // the column's rows, written lane by lane, are read by every lane
       T t = makeReflector<T, R>(as + l[0] * ld, m, next, lane);
@@ -424,8 +428,6 @@ __device__ void factorPanel(T* as, T* tauMine, int ld, int m, int n, int k, int 
         tauMine[l[0]] = t;
       if (kDefer)
         deferred = j;
-      else
-        applyToMine(j, tau, v, next);
     } else {
       applyToMine(j, tau, v, -1);
     }
@@ -433,27 +435,47 @@ __device__ void factorPanel(T* as, T* tauMine, int ld, int m, int n, int k, int 
   }
 }
 
+// The kernels of more than 64 rows stream R and accumulate Q's rows; those of up
+// to 64 (64 registers a thread, passes::qrClusterStreamMinRows) do neither.
+template <int R> constexpr bool kStreams = R >= 4;
+
 // The state of one block of the kernel: A's columns of this block (stride m + 1;
 // row m is padding that nothing writes, read in place of rows that do not
 // exist), the taus of its reflectors, the taus of two panels, and a work area:
-// while factoring, two panel buffers (panel p in p % 2); while forming Q, Q's
-// columns of this block and one panel buffer.
+// while factoring, two panel buffers (panel p in p % 2) and, where Q is
+// accumulated by rows, `rowsQ` rows of Q (stride m + 1) after them; while forming
+// Q from the panels, Q's columns of this block and one panel buffer.
 template <typename T> struct Block {
-  T *as, *tauMine, *taus, *work;
-  int m, n, k, ld, panel, panelLog2, panels, mine;
+  T *as, *tauMine, *taus, *work, *qRows;
+  int m, n, k, ld, panel, panelLog2, panels, mine, rowsQ;
   Columns cols;
   int lane, warp;
   __device__ T* buffer(int p) const { return work + (p & 1) * panel * m; }
   __device__ T* panelTaus(int p) const { return taus + (p & 1) * panel; }
 };
 
+// Applies panel p, complete and copied into this block, to this block's rows of
+// Q where it accumulates them (qRows): Q's row i is e_i' H(0) ... H(k - 1), so
+// the panels reach it in the order they are made, and to applyPanel a row is a
+// column (H is symmetric). Unmasked: only called while every panel is finite.
+template <typename T, int R> __device__ void accumulateQ(const Block<T>& b, int p) {
+  if (!kStreams<R> || !b.qRows)
+    return;
+  const int j0 = p << b.panelLog2;
+  applyToColumns<T, R, false>(b.qRows, b.ld, b.cols, 0, b.rowsQ,
+                              CopiedPanel<T, R>{b.buffer(p), b.panelTaus(p), b.m, b.lane}, j0,
+                              min(b.panel, b.k - j0), false, b.m, b.lane, b.warp);
+}
+
 // R with one cluster barrier a panel. Panel p is published by its owner's
 // release arrival of phase p; every block then applies it to its columns after
 // the panel. The owner of panel p + 1 applies it to that panel first and factors
 // it before it arrives, the rest of its columns after: a phase's critical path
-// is one copy, one panel update and one panel factorization.
-template <typename T, int R> __device__ void factorWithBarriers(const Block<T>& b) {
+// is one copy, one panel update and one panel factorization. True when every
+// panel is finite.
+template <typename T, int R> __device__ bool factorWithBarriers(const Block<T>& b) {
   const Columns& cols = b.cols;
+  bool finite = true;
   if (cols.owner(0) == cols.rank) {
     factorPanel<T, R>(b.as, b.tauMine, b.ld, b.m, b.n, b.k, 0, 0, b.panel, b.lane, b.warp);
     clusterArrive();
@@ -464,9 +486,9 @@ template <typename T, int R> __device__ void factorWithBarriers(const Block<T>& 
     clusterWait(); // panel p is published
     const int j0 = p << b.panelLog2, count = min(b.panel, b.k - j0), next = j0 + b.panel;
     // buffer(p) was last read in phase p - 2, before this block's sync in phase p - 1.
-    copyPanel(b.buffer(p), b.panelTaus(p), b.as, b.tauMine, b.ld, b.m, j0, count, cols.owner(j0),
-              cols.local(j0));
-    __syncthreads();
+    bool here = copyPanel(b.buffer(p), b.panelTaus(p), b.as, b.tauMine, b.ld, b.m, j0, count,
+                          cols.owner(j0), cols.local(j0));
+    finite = __syncthreads_and(here) && finite;
     CopiedPanel<T, R> copied{b.buffer(p), b.panelTaus(p), b.m, b.lane};
     const bool ahead = p + 1 < b.panels && cols.owner(next) == cols.rank;
     if (ahead) {
@@ -484,7 +506,10 @@ template <typename T, int R> __device__ void factorWithBarriers(const Block<T>& 
     }
     applyToColumns<T, R>(b.as, b.ld, cols, cols.count(ahead ? next + b.panel : next), b.mine,
                          copied, j0, count, false, b.m, b.lane, b.warp);
+    if (finite)
+      accumulateQ<T, R>(b, p);
   }
+  return finite;
 }
 
 // R with streamed panels: panel p's reflectors are published one by one as they
@@ -493,15 +518,31 @@ template <typename T, int R> __device__ void factorWithBarriers(const Block<T>& 
 // the last has arrived: a phase's critical path is one panel factorization and
 // one reflector's trip between blocks. Every block applies the whole panel to
 // its other columns once it is complete, the owner of panel p + 1 after
-// factoring that.
-template <typename T, int R> __device__ void factorStreamed(const Block<T>& b, unsigned* ready) {
+// factoring that, and the owner of panel p + 2 to that panel only: it applies
+// panel p to the rest of its columns (and Q's rows) after it factors panel p + 2,
+// so that it is ready for panel p + 1's reflectors as they come. True when every
+// panel is finite.
+template <typename T, int R> __device__ bool factorStreamed(const Block<T>& b, unsigned* ready) {
   const Columns& cols = b.cols;
   const int ctas = 1 << cols.cl;
+  // Applies copied panel q to this block's columns from local column `from` on
+  // (to `to`), and to Q's rows with `rows` while every panel so far is finite.
+  bool finite = true;
+  auto applyCopied = [&](int q, int from, int to, bool rows) {
+    const int j0 = q << b.panelLog2;
+    applyToColumns<T, R>(b.as, b.ld, cols, from, to,
+                         CopiedPanel<T, R>{b.buffer(q), b.panelTaus(q), b.m, b.lane}, j0,
+                         min(b.panel, b.k - j0), false, b.m, b.lane, b.warp);
+    if (rows && finite)
+      accumulateQ<T, R>(b, q);
+  };
   if (cols.owner(0) == cols.rank)
     factorPanel<T, R>(b.as, b.tauMine, b.ld, b.m, b.n, b.k, 0, 0, b.panel, b.lane, b.warp, ready,
                       ctas);
+  bool late = false; // panel p - 1 is still to be applied after panel p + 1
   for (int p = 0; p < b.panels; ++p) {
     const int j0 = p << b.panelLog2, count = min(b.panel, b.k - j0), next = j0 + b.panel;
+    const int after = next + b.panel; // panel p + 2
     const bool ahead = p + 1 < b.panels && cols.owner(next) == cols.rank;
     if (ahead) {
       const unsigned owner = cols.owner(j0);
@@ -515,16 +556,19 @@ template <typename T, int R> __device__ void factorStreamed(const Block<T>& b, u
       factorPanel<T, R>(b.as, b.tauMine, b.ld, b.m, b.n, b.k, next, lp, b.panel, b.lane, b.warp,
                         ready, ctas);
     }
+    if (late)
+      applyCopied(p - 1, cols.count(after), b.mine, true);
     if (b.warp == 0)
       awaitReflectors(ready, j0 + count);
-    __syncthreads(); // buffer(p) was last read in phase p - 2, before this sync in p - 1
-    copyPanel(b.buffer(p), b.panelTaus(p), b.as, b.tauMine, b.ld, b.m, j0, count, cols.owner(j0),
-              cols.local(j0));
-    __syncthreads();
-    applyToColumns<T, R>(b.as, b.ld, cols, cols.count(ahead ? next + b.panel : next), b.mine,
-                         CopiedPanel<T, R>{b.buffer(p), b.panelTaus(p), b.m, b.lane}, j0, count,
-                         false, b.m, b.lane, b.warp);
+    __syncthreads(); // buffer(p) was last read in phase p - 1 at the latest, before this sync
+    bool here = copyPanel(b.buffer(p), b.panelTaus(p), b.as, b.tauMine, b.ld, b.m, j0, count,
+                          cols.owner(j0), cols.local(j0));
+    finite = __syncthreads_and(here) && finite;
+    late = p + 2 < b.panels && cols.owner(after) == cols.rank;
+    const int from = cols.count(ahead ? after : next);
+    applyCopied(p, from, late ? min(from + b.panel, b.mine) : b.mine, !late);
   }
+  return finite;
 }
 #endif
 
@@ -535,14 +579,15 @@ template <int R> constexpr int kMinBlocksPerSm = R <= 2 ? 4 : R == 4 ? 2 : 1;
 // One cluster per matrix (blockIdx.x / cluster size), panels of 2^panelLog2
 // columns; R streamed where `streamed` is set (and the kernel has streams: more
 // than 64 rows, passes::qrClusterStreamed), else with a cluster barrier a panel.
+// With `qByRows` (passes::qrClusterQByRows), each block accumulates a share of
+// Q's rows as the panels are made, else Q is formed from the panels after R.
 template <typename T, int R>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<R>)
-    clusterQr(int m, int n, int panelLog2, int streamed, const T* __restrict__ a, T* __restrict__ q,
-              T* __restrict__ r) {
+    clusterQr(int m, int n, int panelLog2, int streamed, int qByRows, const T* __restrict__ a,
+              T* __restrict__ q, T* __restrict__ r) {
 #if __CUDA_ARCH__ >= 900
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int warps = kThreads / 32;
-  constexpr bool kStreams = R >= 4;
   const int ctas = clusterSize(), k = min(m, n), ld = m + 1, panel = 1 << panelLog2;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const Columns cols{__ffs(ctas) - 1, panelLog2, int(clusterRank())};
@@ -558,10 +603,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<R>)
   b.m = m, b.n = n, b.k = k, b.ld = ld, b.panel = panel, b.panelLog2 = panelLog2;
   b.panels = (k + panel - 1) >> panelLog2, b.mine = mine, b.cols = cols;
   b.lane = lane, b.warp = warp;
+  const int rowsQ = (m + ctas - 1) / ctas, row0 = cols.rank * rowsQ;
+  b.qRows = kStreams<R> && q && qByRows ? b.work + 2 * panel * m : nullptr;
+  b.rowsQ = max(0, min(rowsQ, m - row0));
   const i64 item = blockIdx.x / ctas;
   a += item * m * n;
   r += item * k * n;
-  const bool streams = kStreams && streamed && ctas > 1;
+  const bool streams = kStreams<R> && streamed && ctas > 1;
   if (threadIdx.x == 0)
     ready = 0;
   if (streams)
@@ -571,12 +619,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<R>)
   for (int i = warp; i < m; i += warps)
     for (int l = lane; l < mine; l += 32)
       b.as[l * ld + i] = a[i * (i64)n + cols.global(l)];
+  if (b.qRows)
+    for (int l = warp; l < b.rowsQ; l += warps)
+      for (int c = lane; c < m; c += 32)
+        b.qRows[l * ld + c] = T(c == row0 + l);
   __syncthreads();
+  bool finite = true;
   if (streams) {
     clusterWait();
-    factorStreamed<T, R>(b, &ready);
+    finite = factorStreamed<T, R>(b, &ready);
   } else if (b.panels > 0) {
-    factorWithBarriers<T, R>(b);
+    finite = factorWithBarriers<T, R>(b);
   }
   __syncthreads();
   for (int i = warp; i < k; i += warps)
@@ -584,11 +637,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<R>)
       int c = cols.global(l);
       r[i * (i64)n + c] = i <= c ? b.as[l * ld + i] : T(0);
     }
-  if (q) {
+  if (q && b.qRows && finite) {
+    q += item * m * k;
+    for (int l = warp; l < b.rowsQ; l += warps)
+      for (int c = lane; c < k; c += 32)
+        q[(row0 + l) * (i64)k + c] = b.qRows[l * ld + c];
+  } else if (q) {
     q += item * m * k;
     // Q's column c is H(0) ... H(c) e_c: the panels from the last one down, each
     // on the columns it changes; unmasked (applyPanel) while every panel so far
-    // is finite.
+    // is finite. (Also where a non-finite panel stopped the accumulation of Q's
+    // rows: this gives LAPACK's NaNs.)
     T* qs = b.work;
     T* buffer = qs + slotsQ * ld;
     for (int l = warp; l < mineQ; l += warps)

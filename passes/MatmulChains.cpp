@@ -6,6 +6,7 @@
 #include "passes/Rewrite.h"
 
 #include <cmath>
+#include <set>
 
 namespace graphc::passes {
 namespace {
@@ -43,6 +44,24 @@ bool movableScale(double c, ir::DType dtype) {
   return std::isnormal(c) && std::isnormal(1.0 / c);
 }
 
+/// Where every element of `v` (of more than one) is the same: that element as a
+/// 1 x 1 matrix in the new graph. So it is where `v` is a uniform constant, or a
+/// broadcast of a one-element value seen through reshapes and transposes.
+std::optional<Value> repeatedElement(Rewriter& rw, Value v) {
+  if (v.type().numel() <= 1)
+    return std::nullopt;
+  const ir::TensorType one{v.type().dtype, {1, 1}};
+  if (std::optional<double> c = uniformValue(v))
+    return rw.full(*c, one);
+  for (Value x = v;; x = x.node->operand(0)) {
+    if (x.type().numel() == 1)
+      return rw.apply(Op::Reshape, {rw.map(x)}, Attrs{{"shape", std::vector<int64_t>{1, 1}}});
+    Op op = x.node->op();
+    if (op != Op::BroadcastTo && op != Op::Reshape && op != Op::Transpose)
+      return std::nullopt;
+  }
+}
+
 /// Rows and columns of a matmul operand as the product sees it.
 std::pair<int64_t, int64_t> dims(Value v, bool transposed) {
   const ir::TensorType& t = v.type();
@@ -55,6 +74,10 @@ public:
   Reassociator(const ir::Graph& g, PassStats& stats) : uses_(useCounts(g)), stats_(stats) {}
 
   std::optional<ValueList> operator()(Rewriter& rw, const Node& n) {
+    if (std::optional<Value> s = summedProducts(rw, n))
+      return ValueList{*s};
+    if (std::optional<Value> u = uniformFactor(rw, n))
+      return ValueList{*u};
     if (std::optional<Value> d = distributed(rw, n))
       return ValueList{*d};
     if (n.op() != Op::Matmul || n.attrs().flag("transpose_a"))
@@ -84,6 +107,97 @@ public:
   }
 
 private:
+  static constexpr int kTermDepth = 8; // how deep summedProducts looks into a combination
+
+  /// A sum over both axes of a combination (add, sub, neg) of matrices with products
+  /// among them: 1' (A B) 1 = (1' A) (B 1), the dot product of op(A)'s column sums
+  /// and op(B)'s row sums, and no product. Only through nodes with no other use
+  /// (else they, and the products under them, are computed anyway).
+  std::optional<Value> summedProducts(Rewriter& rw, const Node& n) {
+    if (n.op() != Op::Sum || n.operand(0).type().rank() != 2 || !hasProduct(n.operand(0)))
+      return std::nullopt;
+    const std::vector<int64_t>& axes = n.attrs().getInts("axes");
+    if (std::set<int64_t>(axes.begin(), axes.end()).size() != 2)
+      return std::nullopt;
+    stats_.count("summed-product");
+    Value total = sumOfTerms(rw, n.operand(0));
+    if (n.attrs().flag("keepdims"))
+      total = rw.apply(Op::Reshape, {total}, Attrs{{"shape", std::vector<int64_t>{1, 1}}});
+    return total;
+  }
+
+  /// Whether `v`, used once, is a product of matrices or a combination with one.
+  bool hasProduct(Value v, int depth = kTermDepth) const {
+    const Node* n = v.node;
+    if (uses_[n->id()] != 1 || depth == 0)
+      return false;
+    switch (n->op()) {
+    case Op::Matmul:
+      return n->operand(0).type().rank() == 2 && n->operand(1).type().rank() == 2;
+    case Op::Add:
+    case Op::Sub:
+      return hasProduct(n->operand(0), depth - 1) || hasProduct(n->operand(1), depth - 1);
+    case Op::Neg:
+      return hasProduct(n->operand(0), depth - 1);
+    default:
+      return false;
+    }
+  }
+
+  /// The sum of all elements of matrix `v` (of the source graph) in the new graph,
+  /// its products as dot products of sums.
+  Value sumOfTerms(Rewriter& rw, Value v, int depth = kTermDepth) {
+    const Node* n = v.node;
+    auto sum = [&](Value x, std::vector<int64_t> axes) {
+      return rw.apply(Op::Sum, {x}, Attrs{{"axes", std::move(axes)}});
+    };
+    if (hasProduct(v, depth))
+      switch (n->op()) {
+      case Op::Matmul: { // op(A)'s column sums times op(B)'s row sums
+        bool ta = n->attrs().flag("transpose_a"), tb = n->attrs().flag("transpose_b");
+        Value columns = sum(rw.map(n->operand(0)), {ta ? 1 : 0});
+        Value rows = sum(rw.map(n->operand(1)), {tb ? 0 : 1});
+        return sum(rw.apply(Op::Mul, {columns, rows}), {0});
+      }
+      case Op::Add:
+      case Op::Sub:
+        return rw.apply(n->op(), {sumOfTerms(rw, n->operand(0), depth - 1),
+                                  sumOfTerms(rw, n->operand(1), depth - 1)});
+      case Op::Neg:
+        return rw.apply(Op::Neg, {sumOfTerms(rw, n->operand(0), depth - 1)});
+      default:
+        break;
+      }
+    return sum(rw.map(v), {0, 1});
+  }
+
+  /// matmul(U, B) or matmul(A, U) with every element of U one value s (a broadcast
+  /// of a one-element value, as a reverse-mode sum's cotangent is): each row of the
+  /// product is s times op(B)'s column sums, each column s times op(A)'s row sums.
+  std::optional<Value> uniformFactor(Rewriter& rw, const Node& n) {
+    if (n.op() != Op::Matmul || n.operand(0).type().rank() != 2 || n.operand(1).type().rank() != 2)
+      return std::nullopt;
+    std::optional<Value> s = repeatedElement(rw, n.operand(0));
+    const bool left = s.has_value();
+    if (!left)
+      s = repeatedElement(rw, n.operand(1));
+    if (!s)
+      return std::nullopt;
+    stats_.count("uniform-factor");
+    bool ta = n.attrs().flag("transpose_a"), tb = n.attrs().flag("transpose_b");
+    const ir::Shape& shape = n.type().shape;
+    Value other = rw.map(n.operand(left ? 1 : 0));
+    int64_t axis = left ? (tb ? 1 : 0) : (ta ? 0 : 1);
+    std::vector<int64_t> line =
+        left ? std::vector<int64_t>{1, shape[1]} : std::vector<int64_t>{shape[0], 1};
+    Value sums = rw.apply(Op::Reshape,
+                          {rw.apply(Op::Sum, {other}, Attrs{{"axes", std::vector<int64_t>{axis}}})},
+                          Attrs{{"shape", line}});
+    Value scale = rw.apply(Op::BroadcastTo, {*s}, Attrs{{"shape", line}});
+    return rw.apply(Op::BroadcastTo, {rw.apply(Op::Mul, {scale, sums})},
+                    Attrs{{"shape", std::vector<int64_t>(shape.begin(), shape.end())}});
+  }
+
   /// matmul(M, C) (or M' C) with C thin (at most half as many columns as M has rows
   /// after the transpose) and M a sum of products, solves and identities: each term
   /// times C, never forming M.

@@ -22,7 +22,21 @@
 // so M is never formed. Reverse mode makes such M: the gradient of logdet(S) with
 // S = F F' + D is solve(S', I) * F, and with this a solve for F's k columns.
 //
-// Floating point. Re-association rounds differently (as every such rewrite does),
+// Products that are only summed, or that have a uniform factor, are not formed:
+//
+//   sum(matmul(A, B))            -> sum(colsums(A) .* rowsums(B))  (over both axes)
+//   sum(P + matmul(A, B) - ...)  -> sum(P) + sum(colsums(A) .* rowsums(B)) - ...
+//   matmul(s 1 1', B)            -> broadcast of s * colsums(B)
+//   matmul(A, s 1 1')            -> broadcast of s * rowsums(A)
+//
+// (with op(A), op(B) where transposed), the first through add, sub and neg nodes that
+// have no other use; s a uniform constant or any broadcast of a one-element value.
+// Differentiating a loss sum(f(X)) makes both: a JVP sums its tangents' products and
+// a VJP multiplies by the broadcast cotangent of the sum.
+//
+// Floating point. Re-association rounds differently (as every such rewrite does,
+// the sums above included: an inf in A meets a zero of B in the product, not in the
+// sums),
 // and moving c changes which intermediate overflows or underflows: with c a normal
 // number whose reciprocal is normal, that happens only where the original's
 // products are within a factor c of the range's ends. A scale that is 0, subnormal,

@@ -23,7 +23,9 @@ namespace {
 const Pass kPasses[] = {
     {"canonicalize", "fold constants, drop identities, CSE and DCE", canonicalize},
     {"center", "rewrite uncentered covariances as products of centered data", centerCovariances},
-    {"matmul-chains", "re-associate matmul chains when another order costs much less",
+    {"matmul-chains",
+     "re-associate matmul chains when another order costs much less; products only summed, "
+     "or with a uniform factor, as sums",
      reassociateMatmuls},
     {"linalg-forms",
      "traces, quadratic forms, inverses and log-determinants through the Cholesky factor",

@@ -1,7 +1,8 @@
 //===- tests/passes/IdiomsTest.cpp - The forms users write, seen through ---===//
 //
 // The rewrites that see through the ways users write covariances, quadratic forms,
-// traces, inverses and log-determinants (passes/Centering.h, passes/LinalgForms.h):
+// traces, inverses, log-determinants and products (passes/Centering.h,
+// passes/LinalgForms.h, passes/MatmulChains.h):
 // every case of their golden files and the uncentered EnKF give the numbers of the
 // graph as written (run node by node on `cpu-unfused`, no passes) on random f64
 // inputs; the uncentered EnKF becomes a Cholesky; and the centered covariance is the
@@ -166,6 +167,11 @@ TEST(Centering, CenteredCovarianceIsTheAccurateOne) {
     EXPECT_LE(optimized, single ? 1e-5 : 1e-14);
     EXPECT_GE(asWritten, 1000 * optimized);
   }
+}
+
+TEST(MatmulChains, GoldenCasesKeepTheNumbers) {
+  expectGoldenCasesMatch("tests/golden/matmul_chains/reassociate.gir", 500);
+  expectGoldenCasesMatch("tests/golden/matmul_chains/sums.gir", 600);
 }
 
 TEST(LinalgForms, GoldenCasesKeepTheNumbers) {

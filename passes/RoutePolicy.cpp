@@ -1,16 +1,84 @@
 //===- passes/RoutePolicy.cpp - Where the GPU routes a step, by shape -----===//
 #include "passes/RoutePolicy.h"
 
+#include "support/Error.h"
+
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include <iterator>
+#include <string_view>
+#include <utility>
 
 namespace graphc::passes {
 
+namespace {
+
+// Every threshold of RoutePolicy by name, in the order of the struct (the
+// static_assert below fails when a threshold is added without its name).
+#define GRAPHC_THRESHOLD(name) {#name, &RoutePolicy::name}
+constexpr std::pair<std::string_view, int64_t RoutePolicy::*> kThresholds[] = {
+    GRAPHC_THRESHOLD(reduceThreadTarget),     GRAPHC_THRESHOLD(reduceMinSplitWalk),
+    GRAPHC_THRESHOLD(reduceMinPartWalk),      GRAPHC_THRESHOLD(reduceBlockTarget),
+    GRAPHC_THRESHOLD(reduceMinSplitLength),   GRAPHC_THRESHOLD(reduceMinChunk),
+    GRAPHC_THRESHOLD(solveWarpUnits),         GRAPHC_THRESHOLD(solveBlockUnits),
+    GRAPHC_THRESHOLD(solveMinChunkCols),      GRAPHC_THRESHOLD(qrClusterMaxRows),
+    GRAPHC_THRESHOLD(qrClusterColumnsPerCta), GRAPHC_THRESHOLD(qrClusterMaxCtas),
+    GRAPHC_THRESHOLD(qrClusterPanelColumns),  GRAPHC_THRESHOLD(qrClusterSingleMaxRows),
+    GRAPHC_THRESHOLD(qrClusterTallRows),      GRAPHC_THRESHOLD(qrClusterMinBatchTall),
+    GRAPHC_THRESHOLD(qrClusterStreamMinRows), GRAPHC_THRESHOLD(qrBatchedTinyMaxN),
+    GRAPHC_THRESHOLD(smallCholeskyMaxN),      GRAPHC_THRESHOLD(smallSolveMaxN),
+    GRAPHC_THRESHOLD(smallSolveMaxCols),      GRAPHC_THRESHOLD(smallGramMaxN),
+    GRAPHC_THRESHOLD(tallGramMinRows),        GRAPHC_THRESHOLD(gemmSyrkMaxN),
+    GRAPHC_THRESHOLD(batchedFactorMaxN),      GRAPHC_THRESHOLD(blockedSolveMinN),
+    GRAPHC_THRESHOLD(blockedSolveManyColumns), GRAPHC_THRESHOLD(singleInDoubleMinN),
+    GRAPHC_THRESHOLD(deferredMaxLanes),       GRAPHC_THRESHOLD(deferredLanesBytes),
+};
+#undef GRAPHC_THRESHOLD
+static_assert(sizeof(RoutePolicy) == std::size(kThresholds) * sizeof(int64_t),
+              "every threshold of RoutePolicy needs its name in kThresholds");
+
+} // namespace
+
 const RoutePolicy& RoutePolicy::gpu() {
-  static const RoutePolicy policy;
+  static const RoutePolicy policy = [] {
+    const char* spec = std::getenv("GRAPHC_ROUTES");
+    return spec ? RoutePolicy().overridden(spec) : RoutePolicy();
+  }();
   return policy;
+}
+
+RoutePolicy RoutePolicy::overridden(const std::string& spec) const {
+  RoutePolicy p = *this;
+  std::string_view rest = spec;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (item.empty()) // "a=1,,b=2" and a trailing comma
+      continue;
+    const size_t eq = item.find('=');
+    const std::string_view name = item.substr(0, eq);
+    auto known = std::find_if(std::begin(kThresholds), std::end(kThresholds),
+                              [&](const auto& t) { return t.first == name; });
+    if (known == std::end(kThresholds))
+      throw Error(fmt::format("GRAPHC_ROUTES: no threshold named '{}' in '{}' (the names are "
+                              "RoutePolicy's, passes/RoutePolicy.h)",
+                              name, spec));
+    const std::string_view text = eq == std::string_view::npos ? "" : item.substr(eq + 1);
+    int64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0)
+      throw Error(fmt::format("GRAPHC_ROUTES: '{}' needs a non-negative integer value, as in "
+                              "{}=1024",
+                              item, name));
+    p.*known->second = value;
+    if (logRoutes())
+      fmt::print(stderr, "[graphc] route: GRAPHC_ROUTES sets {} = {}\n", name, value);
+  }
+  return p;
 }
 
 ReductionSplit chooseReductionSplit(const RoutePolicy& p, int64_t outputs, int64_t extent,

@@ -25,6 +25,10 @@
 // matrix a kernel that gives each run of rows a block, and large f32 calls run in
 // f64 on the f64 tensor cores.
 //
+// GRAPHC_ROUTES=name=value,... sets thresholds of the table for a process (for
+// example GRAPHC_ROUTES=blockedSolveManyColumns=1 to time the blocked solve where
+// trsm is the default).
+//
 // QR. Up to 512 rows, a matrix whose columns fit in the shared memory of a
 // cluster of up to 8 blocks can be factored by one kernel (runtime/cuda/ClusterQr.h),
 // a block per 32 columns or so (fewer blocks: fewer columns to update in parallel;
@@ -163,8 +167,14 @@ struct RoutePolicy {
   /// the program's slots and library workspace).
   int64_t deferredLanesBytes = int64_t{512} << 20;
 
-  /// The defaults.
+  /// The policy the GPU routes by: the defaults, with the thresholds that
+  /// GRAPHC_ROUTES names set as it says (read once, on the first call).
   static const RoutePolicy& gpu();
+  /// These thresholds with those of `spec` set: "name=value,name=value" (names as
+  /// above, values integers), so that a route's crossover can be measured, or set
+  /// for another GPU, without a rebuild. Throws graphc::Error naming the unknown
+  /// name or the malformed value.
+  RoutePolicy overridden(const std::string& spec) const;
 };
 
 /// How a reduction splits: into `chunks` pieces of its reduced extent (0: not at

@@ -2,12 +2,16 @@
 //
 // The route choices of passes/RoutePolicy.h that are not covered by the passes
 // that use them: the cluster QR kernel's size and shared memory, against a plain
-// count of the columns each block holds.
+// count of the columns each block holds; thresholds set by name (GRAPHC_ROUTES).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/RoutePolicy.h"
 
+#include "support/Error.h"
+
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 namespace graphc::passes {
 namespace {
@@ -206,6 +210,45 @@ TEST(RoutePolicy, BlockedSolvesByTriangleAndColumns) {
   EXPECT_FALSE(preferBlockedSolve(p, 1023, 4095));
   EXPECT_TRUE(preferBlockedSolve(p, 128, 4096));
   EXPECT_TRUE(preferBlockedSolve(p, 64, 100000));
+}
+
+/// GRAPHC_ROUTES's form: the named thresholds change, every other one keeps its
+/// value, and the route follows.
+TEST(RoutePolicy, OverridesSetTheNamedThresholdsOnly) {
+  const RoutePolicy defaults;
+  const RoutePolicy p =
+      defaults.overridden("blockedSolveManyColumns=1,qrClusterMaxCtas=16,deferredLanesBytes=0");
+  RoutePolicy expected;
+  expected.blockedSolveManyColumns = 1;
+  expected.qrClusterMaxCtas = 16;
+  expected.deferredLanesBytes = 0;
+  EXPECT_EQ(std::memcmp(&p, &expected, sizeof p), 0);
+  EXPECT_FALSE(preferBlockedSolve(defaults, 256, 256));
+  EXPECT_TRUE(preferBlockedSolve(p, 256, 256));
+  // The last of two settings of one name holds; empty items and specs change nothing.
+  EXPECT_EQ(defaults.overridden("smallSolveMaxN=4,,smallSolveMaxN=64,").smallSolveMaxN, 64);
+  RoutePolicy same = defaults.overridden("");
+  EXPECT_EQ(std::memcmp(&same, &defaults, sizeof same), 0);
+}
+
+TEST(RoutePolicy, OverridesRejectUnknownNamesAndBadValues) {
+  const RoutePolicy defaults;
+  auto message = [&](const std::string& spec) {
+    try {
+      (void)defaults.overridden(spec);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("blockedSolveMinN=512,bogus=1").find("no threshold named 'bogus'"),
+            std::string::npos);
+  EXPECT_NE(message("blockedsolveminn=512").find("no threshold named 'blockedsolveminn'"),
+            std::string::npos);
+  EXPECT_NE(message("smallGramMaxN=1,=4").find("no threshold named ''"), std::string::npos);
+  for (const char* bad : {"smallGramMaxN", "smallGramMaxN=", "smallGramMaxN=12a",
+                          "smallGramMaxN=-3", "smallGramMaxN=99999999999999999999"})
+    EXPECT_NE(message(bad).find("needs a non-negative integer value"), std::string::npos) << bad;
 }
 
 } // namespace

@@ -16,6 +16,7 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 namespace graphc::passes {
@@ -131,9 +132,85 @@ std::optional<Value> reduceThroughTranspose(Rewriter& rw, const Node& n, Value t
   return transposed(rw, r, back);
 }
 
+/// The reductions that reduce over all of their axes at once, whatever the order
+/// of the axes: reducing over axes B, then over the rest of A, gives the reduction
+/// over A (the mean too: every mean over B counts the same points).
+bool composes(Op op) {
+  return op == Op::Sum || op == Op::Prod || op == Op::Max || op == Op::Min || op == Op::Mean;
+}
+
+/// The live reductions of `g` that compose (composes()), by operand.
+std::map<std::pair<const Node*, unsigned>, std::vector<const Node*>>
+composingReductions(const ir::Graph& g, const std::vector<unsigned>& uses) {
+  std::map<std::pair<const Node*, unsigned>, std::vector<const Node*>> out;
+  for (const Node* n : g.nodes())
+    if (composes(n->op()) && uses[n->id()] > 0)
+      out[{n->operand(0).node, n->operand(0).index}].push_back(n);
+  return out;
+}
+
+/// Of `siblings` (reductions of one operand), the one with op `op` and dtype
+/// `dtype` over the most axes that are a strict subset of `axes`; null if none.
+const Node* closestPartial(Op op, ir::DType dtype, const std::vector<int64_t>& axes,
+                           llvm::ArrayRef<const Node*> siblings) {
+  const Node* best = nullptr;
+  for (const Node* s : siblings) {
+    const std::vector<int64_t>& fewer = s->attrs().getInts("axes");
+    if (s->op() == op && s->type().dtype == dtype && fewer.size() < axes.size() &&
+        llvm::all_of(fewer, [&](int64_t a) { return llvm::is_contained(axes, a); }) &&
+        (!best || fewer.size() > best->attrs().getInts("axes").size()))
+      best = s;
+  }
+  return best;
+}
+
+/// `op` of x (in the new graph) over `axes`, as the reduction over the rest of
+/// them of the closest partial reduction among `siblings` (itself built the same
+/// way), else directly.
+Value reduceThroughPartials(Rewriter& rw, Op op, Value x, const std::vector<int64_t>& axes,
+                            bool keepdims, ir::DType dtype, llvm::ArrayRef<const Node*> siblings) {
+  const Node* best = closestPartial(op, dtype, axes, siblings);
+  if (!best)
+    return rw.apply(op, {x}, Attrs{{"axes", axes}, {"keepdims", keepdims}});
+  const std::vector<int64_t>& fewer = best->attrs().getInts("axes");
+  const bool kept = best->attrs().flag("keepdims");
+  Value partial = reduceThroughPartials(rw, op, x, fewer, kept, dtype, siblings);
+  std::vector<int64_t> rest = axes; // A's axes in `partial` (B's left as units)
+  if (!kept) {                       // A's other axes, numbered as in `partial`
+    rest.clear();
+    for (int64_t a : axes)
+      if (!llvm::is_contained(fewer, a))
+        rest.push_back(a - llvm::count_if(fewer, [&](int64_t b) { return b < a; }));
+  }
+  Value r = rw.apply(op, {partial}, Attrs{{"axes", rest}, {"keepdims", false}});
+  if (keepdims) {
+    std::vector<int64_t> shape(x.type().shape.begin(), x.type().shape.end());
+    for (int64_t a : axes)
+      shape[a] = 1;
+    r = rw.apply(Op::Reshape, {r}, Attrs{{"shape", shape}});
+  }
+  return r;
+}
+
+/// Reduction `n` of x (`x` in the new graph) where the graph also reduces x with
+/// the same op over fewer of n's axes (`siblings` holds x's reductions): n as a
+/// reduction of that one (reduceThroughPartials), so that x is read once.
+/// sum(X) beside sum(X, 0) is sum(sum(X, 0)). The values differ from a reduction
+/// in one go by rounding only, as those of a split reduction do.
+std::optional<Value> reduceAPartialReduction(Rewriter& rw, const Node& n, Value x,
+                                             llvm::ArrayRef<const Node*> siblings) {
+  const std::vector<int64_t>& axes = n.attrs().getInts("axes");
+  if (!closestPartial(n.op(), n.type().dtype, axes, siblings) ||
+      (n.op() == Op::Mean && !ir::isFloat(x.type().dtype)))
+    return std::nullopt;
+  return reduceThroughPartials(rw, n.op(), x, axes, n.attrs().flag("keepdims"), n.type().dtype,
+                               siblings);
+}
+
 class Canonicalizer {
 public:
-  Canonicalizer(const ir::Graph& g, PassStats& stats) : uses_(useCounts(g)), stats_(stats) {}
+  Canonicalizer(const ir::Graph& g, PassStats& stats)
+      : uses_(useCounts(g)), reductions_(composingReductions(g, uses_)), stats_(stats) {}
 
   std::optional<ValueList> operator()(Rewriter& rw, const Node& n) {
     if (n.numResults() != 1)
@@ -238,8 +315,10 @@ private:
       if (attrs.getInts("axes").empty())
         return xs[0];
       if (n.op() == Op::Mean)
-        return asVariance(rw, attrs, xs[0]);
-      break;
+        if (std::optional<Value> v = asVariance(rw, attrs, xs[0]))
+          return v;
+      return reduceAPartialReduction(rw, n, xs[0],
+                                     reductions_[{n.operand(0).node, n.operand(0).index}]);
     case Op::Transpose:
       return simplifyTranspose(rw, attrs.getInts("perm"), xs[0]);
     case Op::Matmul:
@@ -340,6 +419,7 @@ private:
   }
 
   std::vector<unsigned> uses_; ///< of g's nodes, by id
+  std::map<std::pair<const Node*, unsigned>, std::vector<const Node*>> reductions_;
   PassStats& stats_;
 };
 

@@ -2,7 +2,8 @@
 //
 // The rewrites that see through the ways users write covariances, quadratic forms,
 // traces, inverses, log-determinants and products (passes/Centering.h,
-// passes/LinalgForms.h, passes/MatmulChains.h):
+// passes/LinalgForms.h, passes/MatmulChains.h) and that read a reduction through a
+// partial one (passes/Canonicalize.h):
 // every case of their golden files and the uncentered EnKF give the numbers of the
 // graph as written (run node by node on `cpu-unfused`, no passes) on random f64
 // inputs; the uncentered EnKF becomes a Cholesky; and the centered covariance is the
@@ -172,6 +173,10 @@ TEST(Centering, CenteredCovarianceIsTheAccurateOne) {
 TEST(MatmulChains, GoldenCasesKeepTheNumbers) {
   expectGoldenCasesMatch("tests/golden/matmul_chains/reassociate.gir", 500);
   expectGoldenCasesMatch("tests/golden/matmul_chains/sums.gir", 600);
+}
+
+TEST(Canonicalize, PartialReductionsKeepTheNumbers) {
+  expectGoldenCasesMatch("tests/golden/canonicalize/partial_reductions.gir", 700);
 }
 
 TEST(LinalgForms, GoldenCasesKeepTheNumbers) {

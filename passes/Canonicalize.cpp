@@ -176,7 +176,7 @@ Value reduceThroughPartials(Rewriter& rw, Op op, Value x, const std::vector<int6
   const bool kept = best->attrs().flag("keepdims");
   Value partial = reduceThroughPartials(rw, op, x, fewer, kept, dtype, siblings);
   std::vector<int64_t> rest = axes; // A's axes in `partial` (B's left as units)
-  if (!kept) {                       // A's other axes, numbered as in `partial`
+  if (!kept) {                      // A's other axes, numbered as in `partial`
     rest.clear();
     for (int64_t a : axes)
       if (!llvm::is_contained(fewer, a))

@@ -18,23 +18,24 @@ namespace {
 
 // Every threshold of RoutePolicy by name, in the order of the struct (the
 // static_assert below fails when a threshold is added without its name).
-#define GRAPHC_THRESHOLD(name) {#name, &RoutePolicy::name}
+#define GRAPHC_THRESHOLD(name)                                                                     \
+  { #name, &RoutePolicy::name }
 constexpr std::pair<std::string_view, int64_t RoutePolicy::*> kThresholds[] = {
-    GRAPHC_THRESHOLD(reduceThreadTarget),     GRAPHC_THRESHOLD(reduceMinSplitWalk),
-    GRAPHC_THRESHOLD(reduceMinPartWalk),      GRAPHC_THRESHOLD(reduceBlockTarget),
-    GRAPHC_THRESHOLD(reduceMinSplitLength),   GRAPHC_THRESHOLD(reduceMinChunk),
-    GRAPHC_THRESHOLD(solveWarpUnits),         GRAPHC_THRESHOLD(solveBlockUnits),
-    GRAPHC_THRESHOLD(solveMinChunkCols),      GRAPHC_THRESHOLD(qrClusterMaxRows),
-    GRAPHC_THRESHOLD(qrClusterColumnsPerCta), GRAPHC_THRESHOLD(qrClusterMaxCtas),
-    GRAPHC_THRESHOLD(qrClusterPanelColumns),  GRAPHC_THRESHOLD(qrClusterSingleMaxRows),
-    GRAPHC_THRESHOLD(qrClusterTallRows),      GRAPHC_THRESHOLD(qrClusterMinBatchTall),
-    GRAPHC_THRESHOLD(qrClusterStreamMinRows), GRAPHC_THRESHOLD(qrBatchedTinyMaxN),
-    GRAPHC_THRESHOLD(smallCholeskyMaxN),      GRAPHC_THRESHOLD(smallSolveMaxN),
-    GRAPHC_THRESHOLD(smallSolveMaxCols),      GRAPHC_THRESHOLD(smallGramMaxN),
-    GRAPHC_THRESHOLD(tallGramMinRows),        GRAPHC_THRESHOLD(gemmSyrkMaxN),
-    GRAPHC_THRESHOLD(batchedFactorMaxN),      GRAPHC_THRESHOLD(blockedSolveMinN),
+    GRAPHC_THRESHOLD(reduceThreadTarget),      GRAPHC_THRESHOLD(reduceMinSplitWalk),
+    GRAPHC_THRESHOLD(reduceMinPartWalk),       GRAPHC_THRESHOLD(reduceBlockTarget),
+    GRAPHC_THRESHOLD(reduceMinSplitLength),    GRAPHC_THRESHOLD(reduceMinChunk),
+    GRAPHC_THRESHOLD(solveWarpUnits),          GRAPHC_THRESHOLD(solveBlockUnits),
+    GRAPHC_THRESHOLD(solveMinChunkCols),       GRAPHC_THRESHOLD(qrClusterMaxRows),
+    GRAPHC_THRESHOLD(qrClusterColumnsPerCta),  GRAPHC_THRESHOLD(qrClusterMaxCtas),
+    GRAPHC_THRESHOLD(qrClusterPanelColumns),   GRAPHC_THRESHOLD(qrClusterSingleMaxRows),
+    GRAPHC_THRESHOLD(qrClusterTallRows),       GRAPHC_THRESHOLD(qrClusterMinBatchTall),
+    GRAPHC_THRESHOLD(qrClusterStreamMinRows),  GRAPHC_THRESHOLD(qrBatchedTinyMaxN),
+    GRAPHC_THRESHOLD(smallCholeskyMaxN),       GRAPHC_THRESHOLD(smallSolveMaxN),
+    GRAPHC_THRESHOLD(smallSolveMaxCols),       GRAPHC_THRESHOLD(smallGramMaxN),
+    GRAPHC_THRESHOLD(tallGramMinRows),         GRAPHC_THRESHOLD(gemmSyrkMaxN),
+    GRAPHC_THRESHOLD(batchedFactorMaxN),       GRAPHC_THRESHOLD(blockedSolveMinN),
     GRAPHC_THRESHOLD(blockedSolveManyColumns), GRAPHC_THRESHOLD(singleInDoubleMinN),
-    GRAPHC_THRESHOLD(deferredMaxLanes),       GRAPHC_THRESHOLD(deferredLanesBytes),
+    GRAPHC_THRESHOLD(deferredMaxLanes),        GRAPHC_THRESHOLD(deferredLanesBytes),
 };
 #undef GRAPHC_THRESHOLD
 static_assert(sizeof(RoutePolicy) == std::size(kThresholds) * sizeof(int64_t),

@@ -6,6 +6,8 @@
 //    broadcast_to / transpose / cast, reshape and broadcast chains;
 //  - composes transposes, and moves matrix transposes into matmul flags, including
 //    (A*B)' = B'*A', and drops the transpose of a syrk (symmetric);
+//  - reads an operand once for reductions over nested axes: sum(X) beside
+//    sum(X, 0) is sum(sum(X, 0)) (also prod, max, min, mean);
 //  - collapses a repeated assertion, assume_X(assume_X a) -> assume_X a; other
 //    assume_* ops carry information and stay;
 //  - CSE and DCE come with the rebuild (passes/Rewrite.h).

@@ -69,6 +69,16 @@ std::optional<Value> asVariance(Rewriter& rw, const Attrs& attrs, Value squares)
   return rw.apply(Op::Var, {x}, attrs);
 }
 
+/// True when `v` is a reshape that only puts unit axes before its operand's:
+/// f64[] to f64[1,1], f64[4] to f64[1,4].
+bool addsLeadingUnits(Value v) {
+  if (v.node->op() != Op::Reshape)
+    return false;
+  llvm::ArrayRef<int64_t> from = v.node->operand(0).type().shape, to = v.type().shape;
+  return to.size() >= from.size() && to.take_back(from.size()) == from &&
+         llvm::all_of(to.drop_back(from.size()), [](int64_t d) { return d == 1; });
+}
+
 bool isMatrixTranspose(Value v) {
   bool flipped;
   peelMatrixTranspose(v, flipped);
@@ -305,6 +315,8 @@ private:
       if (n.type() == xs[0].type())
         return xs[0];
       if (xs[0].node->op() == n.op()) // reshape(reshape x), broadcast(broadcast x)
+        return rw.apply(n.op(), {xs[0].node->operand(0)}, attrs);
+      if (n.op() == Op::BroadcastTo && addsLeadingUnits(xs[0])) // broadcasting aligns right
         return rw.apply(n.op(), {xs[0].node->operand(0)}, attrs);
       break;
     case Op::Sum:

@@ -88,8 +88,25 @@ bool regroups(const Node& n) {
   return squeezed(n.operand(0).type().shape) != squeezed(n.type().shape);
 }
 
-/// Transposes join groups without a reduction stage, whose segments they would
-/// make the kernel read across rows, and never below a reshape that regroups axes:
+/// A transposed operand of up to this many bytes is read from cache, across rows
+/// or not, in less time than a transpose step of its own takes to launch (2-3 us in
+/// a captured run on the GPU): W6's antisymmetric C - C' of a 256 x 256 f64 matrix,
+/// summed by rows.
+constexpr int64_t kTransposedReadMaxBytes = int64_t{1} << 20;
+
+/// True when a transpose of group `g` (or `producer`, joining it) reads more than
+/// kTransposedReadMaxBytes.
+bool transposesLargeValues(const FusionGroup& g, const Node& producer) {
+  auto large = [](const Node* m) {
+    return fusionRole(*m) == FusionRole::Permute &&
+           m->operand(0).type().bytes() > kTransposedReadMaxBytes;
+  };
+  return large(&producer) || llvm::any_of(g.nodes, large);
+}
+
+/// Transposes of large values join groups without a reduction stage only, whose
+/// segments they would make the kernel read across rows (small values, read from
+/// cache, join any: kTransposedReadMaxBytes), and never below a reshape that regroups axes:
 /// that reshape reads its operand by flat index, which no permutation of axes
 /// follows. Nor does a group write a value it reads transposed: the kernel writes
 /// its outputs at the domain's flat index.
@@ -100,17 +117,16 @@ FusionDecision canPermuteIn(const Node& producer, int id, const FusionState& sta
       return m != &n && fusionRole(*m) == FusionRole::Permute && state.reaches(n, *m);
     });
   };
-  if (isReduction(producer) &&
-      llvm::any_of(g.nodes, [](const Node* m) { return fusionRole(*m) == FusionRole::Permute; }))
-    return FusionDecision::no("the group reads a value transposed: the reduction's segments "
-                              "would be read across rows");
+  if (isReduction(producer) && transposesLargeValues(g, producer))
+    return FusionDecision::no("the group reads a large value transposed: the reduction's "
+                              "segments would be read across rows");
   if (state.escapes(producer, id) && readTransposed(producer))
     return FusionDecision::no("it is also needed outside the group, which reads it transposed");
   if (fusionRole(producer) != FusionRole::Permute)
     return FusionDecision::yes();
-  if (!g.reductions.empty())
-    return FusionDecision::no("a transpose joins no group with a reduction stage: the "
-                              "segments would be read across rows");
+  if (!g.reductions.empty() && transposesLargeValues(g, producer))
+    return FusionDecision::no("a transpose of a large value joins no group with a reduction "
+                              "stage: the segments would be read across rows");
   for (const Node* m : g.nodes)
     if (m->op() == Op::Reshape && regroups(*m) && state.reaches(producer, *m))
       return FusionDecision::no(fmt::format(

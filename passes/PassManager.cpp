@@ -7,6 +7,7 @@
 #include "passes/Centering.h"
 #include "passes/LinalgForms.h"
 #include "passes/LowerLinalg.h"
+#include "passes/Masks.h"
 #include "passes/MatmulChains.h"
 #include "passes/Rewrite.h"
 #include "passes/ShareFactors.h"
@@ -33,6 +34,8 @@ const Pass kPasses[] = {
     {"share-factors", "solves with one matrix and its transpose share one factorization",
      shareFactors},
     {"lower-linalg", "lower solves by structure: Cholesky, triangular, Woodbury, LU", lowerLinalg},
+    {"masks", "triu and tril as elementwise selects, which fuse; the GPU backend runs it",
+     masksAsSelects},
     {"split-reductions", "split reductions with few outputs in two; the GPU backend runs it",
      splitReductions},
 };

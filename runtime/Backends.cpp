@@ -12,7 +12,6 @@
 
 #if GRAPHC_HAS_CUDA
 #include "codegen/Cuda.h"
-#include "passes/SplitReductions.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/cuda/Device.h"
 #include "runtime/cuda/PreparedProgram.h"
@@ -49,9 +48,8 @@ Backend* cudaInstance() {
 }
 
 std::string cudaLowered(const ir::Graph& g, const passes::PlanOptions& options) {
-  passes::PassStats stats;
-  std::unique_ptr<ir::Graph> split = passes::splitReductions(g, stats);
-  return passes::printProgram(cuda::lowerForGpu(*split, codegen::CudaTarget::sm90(), options));
+  std::unique_ptr<ir::Graph> prepared = cuda::graphForGpu(g);
+  return passes::printProgram(cuda::lowerForGpu(*prepared, codegen::CudaTarget::sm90(), options));
 }
 #endif
 

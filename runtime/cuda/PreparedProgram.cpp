@@ -3,6 +3,7 @@
 
 #include "passes/CholeskySolves.h"
 #include "passes/Fusion.h"
+#include "passes/Masks.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Rewrite.h"
 #include "passes/SplitReductions.h"
@@ -84,14 +85,12 @@ std::unique_ptr<ir::Graph> graphOfNode(const ir::Node& n) {
   return g;
 }
 
-/// The live part of `g` with its reductions of few outputs split for the GPU
-/// (passes/SplitReductions.h).
-std::unique_ptr<ir::Graph> splitForGpu(const ir::Graph& g) {
-  passes::PassStats stats;
-  return passes::splitReductions(g, stats);
-}
-
 } // namespace
+
+std::unique_ptr<ir::Graph> graphForGpu(const ir::Graph& g) {
+  passes::PassStats stats;
+  return passes::splitReductions(*passes::masksAsSelects(g, stats), stats);
+}
 
 passes::Program lowerForGpu(const ir::Graph& g, const codegen::CudaTarget& target,
                             const passes::PlanOptions& options) {
@@ -105,7 +104,7 @@ passes::Program lowerForGpu(const ir::Graph& g, const codegen::CudaTarget& targe
 
 PreparedProgram::PreparedProgram(const ir::Graph& g, std::shared_ptr<NcclCommunicator> nccl,
                                  int rank)
-    : graph_(splitForGpu(g)), program_(lowerForGpu(*graph_, currentTarget())),
+    : graph_(graphForGpu(g)), program_(lowerForGpu(*graph_, currentTarget())),
       nccl_(std::move(nccl)), rank_(rank) {
   prepareSteps();
   planBindings();

@@ -95,7 +95,12 @@ struct OutputCopy {
   int64_t bytes;
 };
 
-/// The program the GPU runs for `g` (whose reductions are split already): fusion,
+/// The graph the GPU lowers for `g`'s live part: triangular masks as selects
+/// (passes/Masks.h), which fuse, and reductions of few outputs split
+/// (passes/SplitReductions.h).
+std::unique_ptr<ir::Graph> graphForGpu(const ir::Graph& g);
+
+/// The program the GPU runs for graphForGpu's graph: fusion,
 /// the Cholesky solves `target`'s kernels take in one step each
 /// (passes/CholeskySolves.h), the memory plan. Needs no device: `graphc dump
 /// --lowered --target=cuda` prints it for sm_90.

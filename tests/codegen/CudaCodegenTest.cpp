@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "bench/Workloads.h"
 #include "codegen/Cuda.h"
+#include "passes/Masks.h"
 #include "tests/codegen/KernelCases.h"
 
 #if GRAPHC_HAS_CUDA
@@ -565,6 +566,29 @@ TEST(CudaCodegen, IntegerConstantsConvertAsOnTheCpu) {
   EXPECT_EQ(all.find("__longlong_as_double"), std::string::npos) << all;
   for (const CudaKernel& kernel : k)
     expectCompilesForSm90({kernel.source});
+}
+
+/// W6's antisymmetric part as the GPU lowers it: the mask a select on iota sources
+/// (passes/Masks.h) and the small transpose inside the row reduction, in one kernel
+/// that reads its input across rows; NVRTC compiles it.
+TEST(CudaCodegen, MaskedTransposeInARowReductionIsOneKernel) {
+  auto g = ir::parseGraph(R"(graph @anti(%c: f64[256,256]) {
+  %l = tril %c {k=-1}
+  %t = transpose %l {perm=[1,0]}
+  %o = sub %l, %t
+  %p = sub %o, %c
+  %s = sum %p {axes=[1]}
+  return %s
+})");
+  passes::PassStats stats;
+  std::unique_ptr<ir::Graph> masked = passes::masksAsSelects(*g, stats);
+  int failed = 0;
+  std::vector<codegen::Kernel> kernels = kernelsOf(*masked, &failed);
+  EXPECT_EQ(failed, 0);
+  ASSERT_EQ(kernels.size(), 1u);
+  CudaKernel k = codegen::emitCuda(kernels[0], "k0");
+  EXPECT_NE(k.source.find(" * 256]"), std::string::npos) << k.source; // read across rows
+  expectCompilesForSm90({k.source});
 }
 
 #if GRAPHC_HAS_CUDA

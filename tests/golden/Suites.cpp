@@ -13,6 +13,7 @@
 #include "passes/Fusion.h"
 #include "passes/LinalgForms.h"
 #include "passes/LowerLinalg.h"
+#include "passes/Masks.h"
 #include "passes/MatmulChains.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Shard.h"
@@ -41,6 +42,7 @@ GRAPHC_GOLDEN_SUITE(matmul_chains,
 GRAPHC_GOLDEN_SUITE(linalg_forms,
                     [](ir::Module& m) { return runPass(m, passes::rewriteLinalgForms); });
 GRAPHC_GOLDEN_SUITE(lower_linalg, [](ir::Module& m) { return runPass(m, passes::lowerLinalg); });
+GRAPHC_GOLDEN_SUITE(masks, [](ir::Module& m) { return runPass(m, passes::masksAsSelects); });
 
 GRAPHC_GOLDEN_SUITE(structure, [](ir::Module& m) {
   std::string out;

@@ -119,35 +119,44 @@ graph @g(%x: f32[{0},64], %p: f32[{1},64]) {{
 }
 
 /// A transpose is an index map of groups without a reduction: x + x' is one group.
-/// It stays out of a reduction's group (either way round), from below a reshape that
-/// regroups its axes, and a value the group reads transposed is not also written.
+/// A transpose of a large value stays out of a reduction's group (either way round),
+/// a small one joins it; none joins from below a reshape that regroups its axes,
+/// and a value the group reads transposed is not also written.
 TEST(Fusion, TransposesJoinGroupsWithoutReductions) {
-  auto partition = [](const char* body) {
-    auto g = ir::parseGraph(fmt::format("graph @g(%x: f64[8,8], %z: f64[64]) {{\n{}\n}}", body));
+  auto partition = [](const char* body, int n = 8) {
+    auto g = ir::parseGraph(fmt::format("graph @g(%x: f64[{0},{0}], %z: f64[64]) {{\n{1}\n}}", n,
+                                        fmt::format(fmt::runtime(body), n)));
     FusionPartition p = partitionForFusion(*g);
     return std::pair{std::move(g), std::move(p)};
   };
-  auto [xt, pxt] = partition("  %t = transpose %x {perm=[1,0]}\n  %y = add %x, %t\n  return %y");
+  auto [xt, pxt] = partition("  %t = transpose %x {{perm=[1,0]}}\n  %y = add %x, %t\n  return %y");
   ASSERT_EQ(pxt.groups.size(), 1u);
   EXPECT_EQ(pxt.groups[0].nodes.size(), 2u);
 
-  // Node 2 is %t, node 3 its user.
-  auto [sum, psum] =
-      partition("  %t = transpose %x {perm=[1,0]}\n  %s = sum %t {axes=[1]}\n  return %s");
+  // Node 2 is %t, node 3 its user. 512 x 512 f64 is 2 MB, past kTransposedReadMaxBytes.
+  const char* sumOfTranspose = "  %t = transpose %x {{perm=[1,0]}}\n  %s = sum %t {{axes=[1]}}\n"
+                               "  return %s";
+  auto [sum, psum] = partition(sumOfTranspose, 512);
   EXPECT_EQ(psum.groups.size(), 2u);
-  EXPECT_EQ(psum.reason(*sum->nodes()[3], 0), "a transpose joins no group with a reduction stage: "
-                                              "the segments would be read across rows");
-  auto [after, pafter] = partition("  %s = sum %x {axes=[1], keepdims}\n  %b = broadcast_to %s "
-                                   "{shape=[8,8]}\n  %t = transpose %b {perm=[1,0]}\n  %y = "
-                                   "add %x, %t\n  return %y");
+  EXPECT_EQ(psum.reason(*sum->nodes()[3], 0),
+            "a transpose of a large value joins no group with a reduction stage: the segments "
+            "would be read across rows");
+  auto [small, psmall] = partition(sumOfTranspose, 256);
+  EXPECT_EQ(psmall.groups.size(), 1u);
+  const char* transposedAfterSum = "  %s = sum %x {{axes=[1], keepdims}}\n  %b = broadcast_to %s "
+                                   "{{shape=[{0},{0}]}}\n  %t = transpose %b {{perm=[1,0]}}\n"
+                                   "  %y = add %x, %t\n  return %y";
+  auto [after, pafter] = partition(transposedAfterSum, 512);
   EXPECT_EQ(pafter.reason(*after->nodes()[3], 0),
-            "the group reads a value transposed: the reduction's segments would be read across "
-            "rows");
-  auto [flat, pflat] = partition("  %t = transpose %x {perm=[1,0]}\n  %r = reshape %t "
-                                 "{shape=[64]}\n  %y = add %r, %z\n  return %y");
+            "the group reads a large value transposed: the reduction's segments would be read "
+            "across rows");
+  auto [afterSmall, pafterSmall] = partition(transposedAfterSum, 8);
+  EXPECT_EQ(pafterSmall.groups.size(), 1u);
+  auto [flat, pflat] = partition("  %t = transpose %x {{perm=[1,0]}}\n  %r = reshape %t "
+                                 "{{shape=[64]}}\n  %y = add %r, %z\n  return %y");
   EXPECT_EQ(pflat.reason(*flat->nodes()[3], 0),
             "%r regroups the transposed axes: no permutation of axes follows its flat index");
-  auto [both, pboth] = partition("  %a = exp %x\n  %t = transpose %a {perm=[1,0]}\n  %y = "
+  auto [both, pboth] = partition("  %a = exp %x\n  %t = transpose %a {{perm=[1,0]}}\n  %y = "
                                  "add %a, %t\n  return %y, %a");
   EXPECT_EQ(pboth.reason(*both->nodes()[3], 0),
             "it is also needed outside the group, which reads it transposed");

@@ -205,13 +205,17 @@ Value reduceThroughPartials(Rewriter& rw, Op op, Value x, const std::vector<int6
 /// Reduction `n` of x (`x` in the new graph) where the graph also reduces x with
 /// the same op over fewer of n's axes (`siblings` holds x's reductions): n as a
 /// reduction of that one (reduceThroughPartials), so that x is read once.
-/// sum(X) beside sum(X, 0) is sum(sum(X, 0)). The values differ from a reduction
-/// in one go by rounding only, as those of a split reduction do.
+/// sum(X) beside sum(X, 0) is sum(sum(X, 0)). An f64 value differs from a
+/// reduction in one go by rounding only, as a split reduction's does.
 std::optional<Value> reduceAPartialReduction(Rewriter& rw, const Node& n, Value x,
                                              llvm::ArrayRef<const Node*> siblings) {
   const std::vector<int64_t>& axes = n.attrs().getInts("axes");
-  if (!closestPartial(n.op(), n.type().dtype, axes, siblings) ||
-      (n.op() == Op::Mean && !ir::isFloat(x.type().dtype)))
+  // An f32 sum, mean or prod accumulates in double in one go; through its f32
+  // partials it would be rounded twice. max and min are exact.
+  const ir::DType t = x.type().dtype;
+  const bool exact = n.op() == Op::Max || n.op() == Op::Min;
+  if ((!exact && t == ir::DType::F32) || (n.op() == Op::Mean && !ir::isFloat(t)) ||
+      !closestPartial(n.op(), n.type().dtype, axes, siblings))
     return std::nullopt;
   return reduceThroughPartials(rw, n.op(), x, axes, n.attrs().flag("keepdims"), n.type().dtype,
                                siblings);

@@ -333,8 +333,10 @@ private:
       if (n.op() == Op::Mean)
         if (std::optional<Value> v = asVariance(rw, attrs, xs[0]))
           return v;
-      return reduceAPartialReduction(rw, n, xs[0],
-                                     reductions_[{n.operand(0).node, n.operand(0).index}]);
+      if (auto it = reductions_.find({n.operand(0).node, n.operand(0).index});
+          it != reductions_.end())
+        return reduceAPartialReduction(rw, n, xs[0], it->second);
+      return std::nullopt;
     case Op::Transpose:
       return simplifyTranspose(rw, attrs.getInts("perm"), xs[0]);
     case Op::Matmul:

@@ -144,12 +144,16 @@ struct RoutePolicy {
   int64_t batchedFactorMaxN = 128;
   /// Triangular solves of a triangle of at least this order with two or more
   /// right-hand sides go by blocks through gemm (runtime/cuda/BlockedSolve.h), and
-  /// smaller ones with blockedSolveManyColumns or more: at n = 3000, f64, H200,
-  /// 0.47 / 0.55 / 0.37 / 0.82 ms for 8 / 32 / 256 / 3000 right-hand sides, against
-  /// trsm's 0.55 / 1.4 / - / 1.98; n = 128 with 16384: trsm 0.06-0.15 ms, a gemm with
-  /// the inverse 0.026. The crossovers are not measured.
-  int64_t blockedSolveMinN = 1024;
-  int64_t blockedSolveManyColumns = 4096;
+  /// smaller ones with blockedSolveManyColumns or more. f64, ms of `graphc run` of
+  /// T + nI then the solve, left and right side, the other route against the blocked
+  /// one (one H100, 2026-12-07, bench/results/2026-12-07-h100-trsm-crossover.jsonl):
+  /// n = 512 with 64 / 4096 right-hand sides 0.159 / 0.231 against 0.120 / 0.183;
+  /// n = 256 0.085 / 0.117 against 0.104 / 0.126; n = 64 and 128 even within 10%
+  /// up to 4096. n = 3000 (H200): 0.47 / 0.55 / 0.37 / 0.82 ms for 8 / 32 / 256 /
+  /// 3000 right-hand sides, against trsm's 0.55 / 1.4 / - / 1.98; n = 128 with
+  /// 16384: trsm 0.06-0.15 ms, a gemm with the inverse 0.026.
+  int64_t blockedSolveMinN = 512;
+  int64_t blockedSolveManyColumns = 16384;
   /// f32 gemm, syrk and blocked triangular solves with every dimension at least
   /// this run in f64 where the f64 tensor cores are faster: at n = 3000 sgemm takes
   /// 1.28 ms against dgemm's 0.92, syrk 0.70 against 0.52, the blocked solve 1.03

@@ -205,10 +205,11 @@ TEST(RoutePolicy, SyrkRoutesByShape) {
 TEST(RoutePolicy, BlockedSolvesByTriangleAndColumns) {
   const RoutePolicy& p = RoutePolicy::gpu();
   EXPECT_TRUE(preferBlockedSolve(p, 3000, 3000));
-  EXPECT_TRUE(preferBlockedSolve(p, 1024, 2));
-  EXPECT_FALSE(preferBlockedSolve(p, 1024, 1));
-  EXPECT_FALSE(preferBlockedSolve(p, 1023, 4095));
-  EXPECT_TRUE(preferBlockedSolve(p, 128, 4096));
+  EXPECT_TRUE(preferBlockedSolve(p, 512, 2));
+  EXPECT_FALSE(preferBlockedSolve(p, 512, 1));
+  EXPECT_FALSE(preferBlockedSolve(p, 511, 16383));
+  EXPECT_FALSE(preferBlockedSolve(p, 256, 4096));
+  EXPECT_TRUE(preferBlockedSolve(p, 128, 16384));
   EXPECT_TRUE(preferBlockedSolve(p, 64, 100000));
 }
 

@@ -83,9 +83,9 @@ bool movesOnDevice(const ir::Node& n) {
   case Op::Concat:
   case Op::Diag:
   case Op::DiagPart:
-  case Op::Triu:
-  case Op::Tril:
     break;
+  case Op::Triu: // selects by then (passes/Masks.h, cuda::graphForGpu)
+  case Op::Tril:
   case Op::BroadcastTo:
   case Op::Reshape:
   GRAPHC_SOURCE_CASES:
@@ -146,16 +146,6 @@ void enqueueMove(const ir::Node& n, llvm::ArrayRef<const void*> inputs, void* ou
     }
     return;
   }
-  case Op::Triu:
-  case Op::Tril: {
-    int64_t count = y.numel(), rows = y.shape[rank - 2], cols = y.shape[rank - 1];
-    int64_t k = n.attrs().getInt("k", 0);
-    int upper = n.op() == Op::Triu;
-    const void* in = inputs[0];
-    if (count > 0)
-      move.launch("keepTriangle", count, {&count, &rows, &cols, &k, &upper, &in, &out});
-    return;
-  }
   case Op::Diag: {
     int64_t count = y.numel(), size = x.shape.back();
     const void* in = inputs[0];
@@ -163,6 +153,8 @@ void enqueueMove(const ir::Node& n, llvm::ArrayRef<const void*> inputs, void* ou
       move.launch("diagEmbed", count, {&count, &size, &in, &out});
     return;
   }
+  case Op::Triu:
+  case Op::Tril:
   case Op::BroadcastTo:
   case Op::Reshape:
   GRAPHC_SOURCE_CASES:

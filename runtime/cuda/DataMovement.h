@@ -1,13 +1,13 @@
 //===- runtime/cuda/DataMovement.h - Shape ops on the device ----*- C++ -*-===//
 //
 // The data-movement ops that fusion leaves as groups alone (transpose, slice,
-// concat, diag, diag_part, triu, tril) as kernels on the device, so that a
-// program with one needs no round trip through the host and can still be captured
-// as a CUDA graph. Elements are moved as bytes of their size (1, 2, 4 or 8),
-// whatever their type, with the helper kernels of HelperKernels.h: a strided gather
-// (transpose, slice, diag_part, each concat operand), a triangle mask (triu, tril)
-// and a diagonal embedding (diag). broadcast_to and reshape are fused into kernels
-// and never get here.
+// concat, diag, diag_part) as kernels on the device, so that a program with one
+// needs no round trip through the host and can still be captured as a CUDA graph.
+// Elements are moved as bytes of their size (1, 2, 4 or 8), whatever their type,
+// with the helper kernels of HelperKernels.h: a strided gather (transpose, slice,
+// diag_part, each concat operand) and a diagonal embedding (diag). broadcast_to
+// and reshape are fused into kernels, and triu and tril are selects before
+// lowering (passes/Masks.h), so they never get here.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -19,7 +19,7 @@ const char* kFloatKernels[] = {
     "luDeterminant",   "firstZeroDiagonal", "fill",        "eye",      "householderQ",
     "refactorSingular"};
 /// The data movement templates, instantiated for elements of 1, 2, 4 and 8 bytes.
-const char* kMoveKernels[] = {"transpose", "gather", "keepTriangle", "diagEmbed"};
+const char* kMoveKernels[] = {"transpose", "gather", "diagEmbed"};
 const char* kMoveTypes[] = {"unsigned char", "unsigned short", "unsigned int",
                             "unsigned long long"};
 /// The trace instantiations (element type and accumulator), and the conversions.

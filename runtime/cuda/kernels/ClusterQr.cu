@@ -12,6 +12,10 @@
 constexpr int kGroup = 2;     // columns a warp updates at once
 constexpr int kThreads = 256; // per block
 
+// The blocks an SM the registers are bounded for: 64 a thread up to 64 rows,
+// 128 up to 128 (the kernels of batches of small matrices share SMs).
+template <int R> constexpr int kMinBlocksPerSm = R <= 2 ? 4 : R == 4 ? 2 : 1;
+
 #if __CUDA_ARCH__ >= 900
 __device__ unsigned clusterRank() {
   unsigned r;
@@ -72,6 +76,25 @@ __device__ void awaitReflectors(const unsigned* ready, unsigned count) {
   __syncwarp();
 }
 
+// Within a block, the warp that makes a reflector raises the block's count of
+// reflectors made (`made`, release at block scope, which costs far less than at
+// cluster scope) and the block's other warps wait for it; a warp of the block
+// relays each count to the cluster (publish).
+__device__ unsigned loadAcquireBlock(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.cta.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ void storeReleaseBlock(unsigned* p, unsigned v) {
+  asm volatile("st.release.cta.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+// Called by whole warps.
+__device__ void awaitMade(const unsigned* made, unsigned count) {
+  while (loadAcquireBlock(made) < count) {
+  }
+  __syncwarp();
+}
+
 // Where the columns live: panels of 2^pl columns (at least 32 bytes, so that
 // the loads and stores of a row fill whole sectors) dealt out to the 2^cl
 // blocks in turn; a block's columns are numbered locally in order. Shifts and
@@ -95,13 +118,15 @@ template <typename T> __device__ T warpSum(T s) {
     s += __shfl_xor_sync(0xffffffffu, s, o);
   return s;
 }
-// warpSum of G values at once, so that their shuffles overlap.
-template <typename T, int G> __device__ void warpSums(T (&s)[G]) {
+// warpSum of the values s[from], ..., s[G - 1] at once, so that their shuffles
+// overlap.
+template <typename T, int G> __device__ void warpSums(T (&s)[G], int from = 0) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1)
 #pragma unroll
     for (int g = 0; g < G; ++g)
-      s[g] += __shfl_xor_sync(0xffffffffu, s[g], o);
+      if (g >= from)
+        s[g] += __shfl_xor_sync(0xffffffffu, s[g], o);
 }
 template <typename T> __device__ T warpMax(T s) {
   for (int o = 16; o > 0; o >>= 1)
@@ -114,20 +139,23 @@ template <typename T> struct Range;
 template <> struct Range<float> { static constexpr float tiny = 1e-30f, huge = 1e30f; };
 template <> struct Range<double> { static constexpr double tiny = 1e-290, huge = 1e290; };
 
-// Makes the reflector of column `col` at step j as dlarfg does, in place: R(j, j)
-// at row j, v below it (v(j) = 1 implied). Returns tau (0: H = I, the column as
-// it was). Called by one whole warp.
-template <typename T, int R> __device__ T makeReflector(T* col, int m, int j, int lane) {
-  T x[R], ss = 0;
+// Makes reflector j of a column held in registers (this lane's rows lane + 32 t)
+// as dlarfg does: R(j, j) at row j, v below it (v(j) = 1 implied), the rows above
+// j as they were. Returns tau (0: H = I, the column as it was) and sets `v` to
+// this lane's rows of the reflector (1 at row j, zeros above it and from row m
+// on). Called by one whole warp.
+template <typename T, int R>
+__device__ T makeReflector(T (&col)[R], T (&v)[R], int m, int j, int lane) {
+  T x[R], ss = 0, alpha = 0;
 #pragma unroll
   for (int t = 0; t < R; ++t) {
     int i = lane + 32 * t;
-    T y = col[min(i, m)];
-    x[t] = i > j && i < m ? y : T(0);
+    x[t] = i > j && i < m ? col[t] : T(0);
     ss += x[t] * x[t];
+    alpha = i == j ? col[t] : alpha; // a select by row: an index by j would be local memory
   }
   ss = warpSum(ss);
-  const T alpha = col[j];
+  alpha = __shfl_sync(0xffffffffu, alpha, j & 31);
   const bool scaled = ss < Range<T>::tiny || ss > Range<T>::huge; // NaN goes on as NaN
   T xnorm = 0;
   if (scaled) {
@@ -151,20 +179,20 @@ template <typename T, int R> __device__ T makeReflector(T* col, int m, int j, in
                      ? sqrt(alpha * alpha + ss)
                      : hypot(alpha, scaled ? xnorm : sqrt(ss));
   T beta = -copysign(norm, alpha), scale = T(1) / (alpha - beta);
-  __syncwarp(); // every lane has read alpha before lane 0 overwrites it
 #pragma unroll
   for (int t = 0; t < R; ++t) {
     int i = lane + 32 * t;
     if (i > j && i < m)
-      col[i] = x[t] * scale;
+      col[t] = x[t] * scale;
+    if (i == j)
+      col[t] = beta;
+    v[t] = i > j && i < m ? col[t] : T(i == j);
   }
-  if (lane == 0)
-    col[j] = beta;
   return (beta - alpha) / beta;
 }
 
 // This lane's rows of reflector j, made in place in column `col` of this
-// block: 1 at row j, zeros above it.
+// block: 1 at row j, zeros above it and from row m on.
 template <typename T, int R>
 __device__ void columnReflector(T (&v)[R], const T* col, int m, int j, int lane) {
 #pragma unroll
@@ -172,6 +200,36 @@ __device__ void columnReflector(T (&v)[R], const T* col, int m, int j, int lane)
     int i = lane + 32 * t;
     T y = col[min(i, m)];
     v[t] = i > j && i < m ? y : T(i == j);
+  }
+}
+
+// Applies H = I - tau v v' (v zero above row j) to the columns x[g], g in
+// [from, G), held in registers (rows lane + 32 t; zero from row m on), their
+// warp sums at once. Rows above j keep their values, so that a NaN or -0.0
+// there stays as LAPACK leaves it.
+template <typename T, int R, int G>
+__device__ void applyReflector(T (&x)[G][R], int from, const T (&v)[R], T tau, int m, int j,
+                               int lane) {
+  T s[G];
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    s[g] = 0;
+#pragma unroll
+    for (int t = 0; t < R; ++t) {
+      int i = lane + 32 * t;
+      s[g] += v[t] * (g >= from && i >= j && i < m ? x[g][t] : T(0));
+    }
+  }
+  warpSums(s, from);
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    T f = tau * s[g];
+#pragma unroll
+    for (int t = 0; t < R; ++t) {
+      int i = lane + 32 * t;
+      if (g >= from && i >= j && i < m)
+        x[g][t] = x[g][t] - f * v[t];
+    }
   }
 }
 
@@ -246,38 +304,6 @@ template <typename T, int R> struct StreamedPanel {
   }
 };
 
-// Applies H = I - tau v v' (v zero above row j) to the columns at base + l[g] ld
-// with live[g], G at a time so that their warp sums overlap.
-template <typename T, int R, int G>
-__device__ void applyReflector(T* base, int ld, const int (&l)[G], const bool (&live)[G],
-                               const T (&v)[R], T tau, int m, int j, int lane) {
-  // Loads unconditional and selects: a load under a branch costs the step its
-  // latency, element by element. Rows past m, and every row of a column that is
-  // not live, are read from the padding row m, which nothing writes.
-  T x[G][R], s[G];
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    const T* col = base + (live[g] ? l[g] : 0) * ld;
-    s[g] = 0;
-#pragma unroll
-    for (int t = 0; t < R; ++t) {
-      int i = lane + 32 * t;
-      x[g][t] = col[live[g] ? min(i, m) : m];
-      s[g] += v[t] * (i >= j && i < m ? x[g][t] : T(0));
-    }
-  }
-  warpSums(s);
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    T f = tau * s[g];
-#pragma unroll
-    for (int t = 0; t < R; ++t) {
-      int i = lane + 32 * t;
-      if (live[g] && i >= j && i < m)
-        base[l[g] * ld + i] = x[g][t] - f * v[t];
-    }
-  }
-}
 // Applies the `count` reflectors of a panel (reflector r is j0 + r) in order,
 // or from the last down with `reverse`, to this warp's columns base + l[g] ld
 // with live[g], whose global indices are c[g]: G columns held in registers
@@ -354,85 +380,72 @@ __device__ void applyToColumns(T* base, int ld, const Columns& cols, int from, i
   }
 }
 
-// Factors the panel of columns j0 .. on, which this block holds from local
-// column lp on: all reflectors before j0 are applied to it. Step j makes
-// reflector j in the warp that holds column j (the panel's column i is warp
-// i % warps's) and applies it to the panel's later columns; the warp that holds
-// column j + 1 updates it first and makes the next reflector at once (its other
-// columns, on short columns, in the next step), so a step's critical path is one
-// column update, one reflector and one block barrier. With `ready`, each
-// reflector is published to the `ctas` blocks of the cluster in the step
-// after it is made, by the warp that made it.
-template <typename T, int R>
-__device__ void factorPanel(T* as, T* tauMine, int ld, int m, int n, int k, int j0, int lp,
-                            int panel, int lane, int warp, unsigned* ready = nullptr,
-                            int ctas = 0) {
-  constexpr int warps = kThreads / 32;
-  const int end = min(j0 + panel, k), width = min(panel, n - j0);
-  if (warp == 0) {
-    T tau = makeReflector<T, R>(as + lp * ld, m, j0, lane);
-    if (lane == 0)
-      tauMine[lp] = tau;
-  }
-  __syncthreads();
-  // Applies reflector j (tau, v) to this warp's panel columns after j but `skip`.
-  auto applyToMine = [&](int j, T tau, const T(&v)[R], int skip) {
-    if (tau == T(0))
-      return;
-    for (int i0 = warp; i0 < width; i0 += kGroup * warps) {
-      int l[kGroup];
-      bool live[kGroup];
+// The columns a warp factors at once in registers (factorColumns): as many as
+// fit beside the rest of the kernel with at most a few bytes of spilled
+// registers (nvcc --resource-usage for sm_90): f64 4 at R = 8, else 2; f32 8 at
+// R = 8, 2 at R = 4, else 4.
+template <typename T, int R> __device__ constexpr int warpPanel() {
+  if (sizeof(T) == 8)
+    return R == 8 ? 4 : 2;
+  return R == 8 ? 8 : R == 4 ? 2 : 4;
+}
+
+// Factors W of a panel's columns in registers, in one warp: the `width` columns at
+// `cols` (stride ld), the first `count` of which make the panel's reflectors
+// j0 + before ... The panel's `before` reflectors j0 .. made by other warps
+// (columns from `panel` on, taus from `panelTaus` on) are applied to them as each
+// is made. Each reflector is stored in its column as it is made and counted in
+// `made` at once: a step's critical path is one reflector and one update of the
+// later columns, their warp sums at once.
+template <typename T, int R, int W>
+__device__ void factorColumns(T* cols, T* taus, const T* panel, const T* panelTaus, int ld, int m,
+                              int j0, int before, int width, int count, int lane, unsigned* made) {
+  T x[W][R];
 #pragma unroll
-      for (int g = 0; g < kGroup; ++g) {
-        int i = i0 + g * warps;
-        l[g] = lp + i;
-        live[g] = i < width && j0 + i > j && j0 + i != skip;
-      }
-      applyReflector<T, R, kGroup>(as, ld, l, live, v, tau, m, j, lane);
+  for (int g = 0; g < W; ++g) {
+    const T* col = cols + (g < width ? g : 0) * ld;
+#pragma unroll
+    for (int t = 0; t < R; ++t) {
+      int i = lane + 32 * t;
+      T y = col[g < width ? min(i, m) : m];
+      x[g][t] = g < width && i < m ? y : T(0);
     }
-  };
-  // On columns of up to 128 rows, the warp that makes reflector j + 1 applies
-  // reflector j to its other columns in step j + 1, off that step's critical path
-  // (another warp makes j + 2). On longer ones the two updates of that step take
-  // longer than a reflector: f64 on an H200, deferred against not, 128 x 128 0.25
-  // / 0.28 ms, 100 x 128 x 128 0.58 / 0.64, 256 x 256 0.86 / 0.81.
-  constexpr bool kDefer = R <= 4;
-  int deferred = -1;
-  for (int j = j0; j < end; ++j) {
-    const int lj = lp + (j - j0), next = j + 1;
-    if (ready && (j - j0) % warps == warp && lane < ctas)
-      publish(ready, lane, next);
-    const T tau = tauMine[lj];
-    T v[R];
-    columnReflector(v, as + lj * ld, m, j, lane);
-    if (deferred >= 0) { // reflector j - 1, which column j already has
-      T w[R];
-      const int lprev = lp + (deferred - j0);
-      columnReflector(w, as + lprev * ld, m, deferred, lane);
-      applyToMine(deferred, tauMine[lprev], w, j);
-      deferred = -1;
-    }
-    const bool first = next < end && (next - j0) % warps == warp;
-    if (first) {
-      // Without kDefer, the warp's other columns beside column j + 1: their warp
-      // sums overlap, and the block barrier waits for them anyway.
-      int l[1] = {lp + (next - j0)};
-      bool live[1] = {true};
-      if (!kDefer)
-        applyToMine(j, tau, v, -1);
-      else if (tau != T(0))
-        applyReflector<T, R, 1>(as, ld, l, live, v, tau, m, j, lane);
-      __syncwarp(); // the column's rows, written lane by lane, are read by every lane
-      T t = makeReflector<T, R>(as + l[0] * ld, m, next, lane);
-      if (lane == 0)
-        tauMine[l[0]] = t;
-      if (kDefer)
-        deferred = j;
-    } else {
-      applyToMine(j, tau, v, -1);
-    }
-    __syncthreads();
   }
+  for (int r = 0; r < before; ++r) {
+    const int j = j0 + r;
+    awaitMade(made, j + 1);
+    const T tau = panelTaus[r];
+    if (tau == T(0))
+      continue;
+    T v[R];
+    columnReflector(v, panel + r * ld, m, j, lane);
+    applyReflector(x, 0, v, tau, m, j, lane);
+  }
+#pragma unroll
+  for (int s = 0; s < W; ++s) {
+    if (s >= count)
+      break;
+    const int j = j0 + before + s;
+    T v[R];
+    const T tau = makeReflector(x[s], v, m, j, lane);
+#pragma unroll
+    for (int t = 0; t < R; ++t)
+      if (lane + 32 * t < m)
+        cols[s * ld + lane + 32 * t] = x[s][t];
+    if (lane == 0)
+      taus[s] = tau;
+    __syncwarp(); // the reflector's rows, stored lane by lane, are counted
+    if (lane == 0)
+      storeReleaseBlock(made, j + 1);
+    if (tau != T(0))
+      applyReflector(x, s + 1, v, tau, m, j, lane);
+  }
+#pragma unroll
+  for (int g = 0; g < W; ++g)
+#pragma unroll
+    for (int t = 0; t < R; ++t)
+      if (g >= count && g < width && lane + 32 * t < m)
+        cols[g * ld + lane + 32 * t] = x[g][t];
 }
 
 // The kernels of more than 64 rows stream R and accumulate Q's rows; those of up
@@ -447,12 +460,42 @@ template <int R> constexpr bool kStreams = R >= 4;
 // Q from the panels, Q's columns of this block and one panel buffer.
 template <typename T> struct Block {
   T *as, *tauMine, *taus, *work, *qRows;
+  unsigned* ready; // this block's count of the reflectors published to it (publish)
+  unsigned* made;  // this block's count of the reflectors it made (awaitMade)
   int m, n, k, ld, panel, panelLog2, panels, mine, rowsQ;
   Columns cols;
   int lane, warp;
   __device__ T* buffer(int p) const { return work + (p & 1) * panel * m; }
   __device__ T* panelTaus(int p) const { return taus + (p & 1) * panel; }
 };
+
+// Factors the panel of columns j0 .. on, which this block holds from local
+// column lp on: all reflectors before j0 are applied to it. Its columns are
+// dealt out warpPanel() at a time to the warps (factorColumns), each taking the
+// reflectors of the warps before as they are made. Where R is streamed, the last
+// warp publishes them to the `ctas` blocks of the cluster as they are made.
+template <typename T, int R>
+__device__ void factorPanel(const Block<T>& b, int j0, int lp, int ctas) {
+  constexpr int W = warpPanel<T, R>(), warps = kThreads / 32;
+  const int end = min(j0 + b.panel, b.k), width = min(b.panel, b.n - j0);
+  const int workers = ctas > 0 ? warps - 1 : warps;
+  if (b.warp < workers) {
+    for (int s0 = b.warp * W; s0 < width; s0 += workers * W) {
+      const int before = max(0, min(s0, end - j0));
+      factorColumns<T, R, W>(b.as + (lp + s0) * b.ld, b.tauMine + lp + s0, b.as + lp * b.ld,
+                             b.tauMine + lp, b.ld, b.m, j0, before, min(W, width - s0),
+                             max(0, min(W, end - j0 - s0)), b.lane, b.made);
+    }
+  } else {
+    for (unsigned seen = j0; seen < unsigned(end);) {
+      const unsigned now = loadAcquireBlock(b.made);
+      if (now > seen && b.lane < ctas)
+        publish(b.ready, b.lane, now);
+      seen = max(seen, now);
+    }
+  }
+  __syncthreads();
+}
 
 // Applies panel p, complete and copied into this block, to this block's rows of
 // Q where it accumulates them (qRows): Q's row i is e_i' H(0) ... H(k - 1), so
@@ -477,7 +520,7 @@ template <typename T, int R> __device__ bool factorWithBarriers(const Block<T>& 
   const Columns& cols = b.cols;
   bool finite = true;
   if (cols.owner(0) == cols.rank) {
-    factorPanel<T, R>(b.as, b.tauMine, b.ld, b.m, b.n, b.k, 0, 0, b.panel, b.lane, b.warp);
+    factorPanel<T, R>(b, 0, 0, 0);
     clusterArrive();
   } else {
     clusterArriveRelaxed();
@@ -496,7 +539,7 @@ template <typename T, int R> __device__ bool factorWithBarriers(const Block<T>& 
       applyToColumns<T, R>(b.as, b.ld, cols, lp, min(lp + b.panel, b.mine), copied, j0, count,
                            false, b.m, b.lane, b.warp);
       __syncthreads();
-      factorPanel<T, R>(b.as, b.tauMine, b.ld, b.m, b.n, b.k, next, lp, b.panel, b.lane, b.warp);
+      factorPanel<T, R>(b, next, lp, 0);
     }
     if (p + 1 < b.panels) {
       if (ahead)
@@ -522,9 +565,10 @@ template <typename T, int R> __device__ bool factorWithBarriers(const Block<T>& 
 // panel p to the rest of its columns (and Q's rows) after it factors panel p + 2,
 // so that it is ready for panel p + 1's reflectors as they come. True when every
 // panel is finite.
-template <typename T, int R> __device__ bool factorStreamed(const Block<T>& b, unsigned* ready) {
+template <typename T, int R> __device__ bool factorStreamed(const Block<T>& b) {
   const Columns& cols = b.cols;
   const int ctas = 1 << cols.cl;
+  unsigned* ready = b.ready;
   // Applies copied panel q to this block's columns from local column `from` on
   // (to `to`), and to Q's rows with `rows` while every panel so far is finite.
   bool finite = true;
@@ -537,8 +581,7 @@ template <typename T, int R> __device__ bool factorStreamed(const Block<T>& b, u
       accumulateQ<T, R>(b, q);
   };
   if (cols.owner(0) == cols.rank)
-    factorPanel<T, R>(b.as, b.tauMine, b.ld, b.m, b.n, b.k, 0, 0, b.panel, b.lane, b.warp, ready,
-                      ctas);
+    factorPanel<T, R>(b, 0, 0, ctas);
   bool late = false; // panel p - 1 is still to be applied after panel p + 1
   for (int p = 0; p < b.panels; ++p) {
     const int j0 = p << b.panelLog2, count = min(b.panel, b.k - j0), next = j0 + b.panel;
@@ -553,8 +596,7 @@ template <typename T, int R> __device__ bool factorStreamed(const Block<T>& b, u
       applyToColumns<T, R>(b.as, b.ld, cols, lp, min(lp + b.panel, b.mine), stream, j0, count,
                            false, b.m, b.lane, b.warp);
       __syncthreads();
-      factorPanel<T, R>(b.as, b.tauMine, b.ld, b.m, b.n, b.k, next, lp, b.panel, b.lane, b.warp,
-                        ready, ctas);
+      factorPanel<T, R>(b, next, lp, ctas);
     }
     if (late)
       applyCopied(p - 1, cols.count(after), b.mine, true);
@@ -571,10 +613,6 @@ template <typename T, int R> __device__ bool factorStreamed(const Block<T>& b, u
   return finite;
 }
 #endif
-
-// The blocks an SM the registers are bounded for: 64 a thread up to 64 rows,
-// 128 up to 128 (the kernels of batches of small matrices share SMs).
-template <int R> constexpr int kMinBlocksPerSm = R <= 2 ? 4 : R == 4 ? 2 : 1;
 
 // One cluster per matrix (blockIdx.x / cluster size), panels of 2^panelLog2
 // columns; R streamed where `streamed` is set (and the kernel has streams: more
@@ -594,7 +632,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<R>)
   const int mine = cols.count(n), mineQ = cols.count(k);
   const int slots = (n + panel * ctas - 1) / (panel * ctas) * panel;
   const int slotsQ = (k + panel * ctas - 1) / (panel * ctas) * panel;
-  unsigned& ready = *reinterpret_cast<unsigned*>(smem); // 16 bytes ahead of A's columns
+  unsigned* counts = reinterpret_cast<unsigned*>(smem); // 16 bytes ahead of A's columns
   Block<T> b;
   b.as = reinterpret_cast<T*>(smem + 16);
   b.tauMine = b.as + slots * ld;
@@ -602,7 +640,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<R>)
   b.work = b.taus + 2 * panel;
   b.m = m, b.n = n, b.k = k, b.ld = ld, b.panel = panel, b.panelLog2 = panelLog2;
   b.panels = (k + panel - 1) >> panelLog2, b.mine = mine, b.cols = cols;
-  b.lane = lane, b.warp = warp;
+  b.lane = lane, b.warp = warp, b.ready = counts, b.made = counts + 1;
   const int rowsQ = (m + ctas - 1) / ctas, row0 = cols.rank * rowsQ;
   b.qRows = kStreams<R> && q && qByRows ? b.work + 2 * panel * m : nullptr;
   b.rowsQ = max(0, min(rowsQ, m - row0));
@@ -610,8 +648,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<R>)
   a += item * m * n;
   r += item * k * n;
   const bool streams = kStreams<R> && streamed && ctas > 1;
-  if (threadIdx.x == 0)
-    ready = 0;
+  if (threadIdx.x < 2)
+    counts[threadIdx.x] = 0;
   if (streams)
     clusterArrive(); // every block's count is 0 before any is raised
 
@@ -627,7 +665,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<R>)
   bool finite = true;
   if (streams) {
     clusterWait();
-    finite = factorStreamed<T, R>(b, &ready);
+    finite = factorStreamed<T, R>(b);
   } else if (b.panels > 0) {
     finite = factorWithBarriers<T, R>(b);
   }

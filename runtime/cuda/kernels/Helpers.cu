@@ -245,16 +245,6 @@ template <typename T> __global__ void gather(Strided s, const T* in, T* out) {
   }
 }
 
-// triu (upper) keeps the elements with column - row >= k, tril those with
-// column - row <= k; the others become zero bits.
-template <typename T>
-__global__ void keepTriangle(i64 count, i64 rows, i64 cols, i64 k, int upper, const T* in, T* out) {
-  FOR_EACH(t, count) {
-    i64 d = t % cols - t / cols % rows;
-    out[t] = (upper ? d >= k : d <= k) ? in[t] : T(0);
-  }
-}
-
 // diag: each n-vector of `in` on the diagonal of an n x n matrix, zeros elsewhere.
 template <typename T> __global__ void diagEmbed(i64 count, i64 n, const T* in, T* out) {
   FOR_EACH(t, count) {

@@ -8,8 +8,9 @@
 // The matrix's columns are dealt out to the cluster's blocks in panels of up to
 // 16 columns (RoutePolicy::qrClusterPanelColumns) (at least 32 bytes wide, so that the loads and
 // stores of a row fill whole sectors) and stay in shared memory. The block that holds a panel
-// factors it alone, with block barriers only (a step makes one reflector in one
-// warp and applies it to the panel's later columns); one cluster barrier per
+// factors it alone, its columns in the warps' registers, a few a warp (each
+// reflector goes to the later warps through a count in the block's shared
+// memory, as it is made); one cluster barrier per
 // panel publishes it, every block copies it once from that block's shared
 // memory (distributed shared memory) into its own and applies its reflectors to
 // its later columns, each column held in registers through all of them. The
@@ -36,12 +37,12 @@
 // see applyPanel). A column of R, and a row or column of Q, receives the
 // reflectors in the order of the unblocked algorithm, so the results do not
 // depend on the panel width or on streaming (Q by rows has other bits than Q
-// formed after R). At 256 x 256 f64 on an H100, R alone takes 0.580 ms with
-// barriers and 0.451 streamed, Q and R 0.737 and 0.492 (cuSOLVER 0.775): the
+// formed after R). At 256 x 256 f64 on an H100, R alone takes 0.500 ms with
+// barriers and 0.420 streamed, Q and R 0.669 and 0.494 (cuSOLVER 0.775): the
 // kernel beats cuSOLVER on batches (whose clusters run side by side) and on
-// single matrices of up to 256 rows, not on longer ones (300 x 300: 1.265
-// against 1.009, 512 x 128 0.509 against 0.483); the route is
-// passes::preferClusterQr's.
+// single matrices of up to 256 rows, not on longer ones (300 x 300: 1.226
+// against 1.009; 512 x 128 0.458 against 0.483, from two runs, not yet
+// compared in one); the route is passes::preferClusterQr's.
 //
 // Results are LAPACK's: the reflectors of dlarfg (R's diagonal -sign(alpha) times
 // the column's norm; a zero column gets H = I), Q of those reflectors, the norms

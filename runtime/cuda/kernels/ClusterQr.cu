@@ -52,12 +52,12 @@ template <typename T> __device__ T* inBlock(T* p, unsigned rank) {
 
 // Streamed panels: each block counts in `ready` (its shared memory) the
 // reflectors published so far. The block that makes reflector j raises every
-// block's count to j + 1 once the reflector is in its shared memory (a fence
-// after the block barrier that follows it, as a grid barrier publishes a
-// block's writes); a reader waits until its count passes the reflector it
-// needs, with acquire semantics, and then reads the reflector from the maker's
-// shared memory. Reflectors never change once made, so nothing waits for the
-// readers but the kernel's end.
+// block's count to j + 1 once the reflector is in its shared memory (a fence at
+// cluster scope, by a warp that has seen the block's own count of reflectors
+// made reach j + 1 with acquire semantics); a reader waits until its count
+// passes the reflector it needs, with acquire semantics, and then reads the
+// reflector from the maker's shared memory. Reflectors never change once made, so nothing waits for
+// the readers but the kernel's end.
 __device__ unsigned loadAcquire(const unsigned* p) {
   unsigned v;
   asm volatile("ld.acquire.cluster.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");

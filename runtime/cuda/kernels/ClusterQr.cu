@@ -56,8 +56,8 @@ template <typename T> __device__ T* inBlock(T* p, unsigned rank) {
 // cluster scope, by a warp that has seen the block's own count of reflectors
 // made reach j + 1 with acquire semantics); a reader waits until its count
 // passes the reflector it needs, with acquire semantics, and then reads the
-// reflector from the maker's shared memory. Reflectors never change once made, so nothing waits for
-// the readers but the kernel's end.
+// reflector from the maker's shared memory. Reflectors never change once made,
+// so nothing waits for the readers but the kernel's end.
 __device__ unsigned loadAcquire(const unsigned* p) {
   unsigned v;
   asm volatile("ld.acquire.cluster.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");

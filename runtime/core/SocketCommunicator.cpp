@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/core/Collective.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <fmt/format.h>
@@ -101,6 +102,10 @@ struct Address {
   std::string text;
 
   const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&storage); }
+  /// The socket file's path of a unix address, else null.
+  const char* unixPath() const {
+    return family == AF_UNIX ? reinterpret_cast<const sockaddr_un*>(&storage)->sun_path : nullptr;
+  }
 
   static Address parse(const std::string& text) {
     Address a;
@@ -253,10 +258,16 @@ private:
       systemError("communicator: socket");
     int on = 1;
     setsockopt(listener.fd(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    if (a.family == AF_UNIX)
-      ::unlink(reinterpret_cast<const sockaddr_un*>(&a.storage)->sun_path); // a stale one
+    const char* path = a.unixPath();
+    if (path)
+      ::unlink(path); // a stale one
     if (::bind(listener.fd(), a.get(), a.length) != 0)
       systemError(fmt::format("communicator: cannot listen at {}", a.text));
+    // The socket's file goes with the listener, whether the ranks met or not.
+    auto removeFile = llvm::make_scope_exit([path] {
+      if (path)
+        ::unlink(path);
+    });
     if (::listen(listener.fd(), ranks_) != 0)
       systemError(fmt::format("communicator: cannot listen at {}", a.text));
     for (int joined = 1; joined < ranks_;) {
@@ -276,8 +287,6 @@ private:
       peers_[h.rank] = std::move(s);
       ++joined;
     }
-    if (a.family == AF_UNIX)
-      ::unlink(reinterpret_cast<const sockaddr_un*>(&a.storage)->sun_path);
   }
 
   void connect(const Address& a, std::chrono::steady_clock::time_point deadline) {

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
+#include "support/ScratchDir.h"
 
 #include "examples/EnKF.h"
 #include "ir/Parser.h"
@@ -131,8 +132,8 @@ std::pair<int, std::string> runGraphc(const std::string& args) {
 }
 
 TEST(GraphcRun, RunsEnkfGirWithRandomInputs) {
-  std::string dir = ::testing::TempDir() + "/graphc_run_out";
-  std::filesystem::remove_all(dir);
+  testing::ScratchDir scratch("run-out");
+  const std::string dir = scratch.path().string();
   auto [status, out] = runGraphc("run " + kEnkfGir +
                                  " --backend cpu --random-inputs --seed 7 --repeat 3"
                                  " --output-dir " +
@@ -167,8 +168,8 @@ TEST(GraphcRun, RunsEnkfGirWithRandomInputs) {
 /// `graphc run --batch 3`: batched inputs from files; item b of the output is the
 /// EnKF update of item b of the inputs.
 TEST(GraphcRun, BatchRunsEveryItem) {
-  std::string dir = ::testing::TempDir() + "/graphc_run_batch";
-  std::filesystem::create_directories(dir);
+  testing::ScratchDir scratch("run-batch");
+  const std::string dir = scratch.path().string();
   const std::vector<int64_t> shapes[] = {{3, 6, 6}, {3, 6, 6}, {3, 6, 1}};
   const char* names[] = {"xi", "y", "obs"};
   std::vector<Array> arrays;
@@ -207,7 +208,8 @@ TEST(GraphcRun, ReportsMissingAndMismatchedInputs) {
   auto [status, out] = runGraphc("run " + kEnkfGir + " --backend cpu");
   EXPECT_EQ(status, 1) << out;
   EXPECT_NE(out.find("no input for parameter %xi"), std::string::npos) << out;
-  std::string path = ::testing::TempDir() + "/wrong.npy";
+  testing::ScratchDir scratch("run-wrong");
+  std::string path = (scratch / "wrong.npy").string();
   writeNpy(path, Array::zeros(DType::F32, {2}));
   auto [status2, out2] =
       runGraphc("run " + kEnkfGir + " --random-inputs --input y=" + path + " --backend cpu");

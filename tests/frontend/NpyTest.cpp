@@ -6,12 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
+#include "support/ScratchDir.h"
 
 #include "runtime/core/Npy.h"
 
 #include <cstdio>
 #include <filesystem>
-#include <unistd.h>
 
 namespace graphc {
 namespace {
@@ -39,7 +39,8 @@ template <typename T> std::string rawBytes(const std::vector<T>& v) {
 }
 
 TEST(Npy, RoundTripsEveryDType) {
-  std::string dir = ::testing::TempDir();
+  testing::ScratchDir scratch("npy-round-trip");
+  const std::string dir = scratch.path().string();
   for (DType t : ir::kAllDTypes) {
     for (const Shape& shape : {Shape{}, Shape{7}, Shape{3, 4}, Shape{2, 0, 3}}) {
       Array a = Array::randomUniform(t, shape, 42, -100, 100);
@@ -123,8 +124,8 @@ TEST(Npy, RejectsWhatItCannotRead) {
 // A file that cannot be made or written names its path and why; nothing is left.
 TEST(Npy, WritingWhereNoFileCanBeMadeIsAnError) {
   Array a = Array::zeros(ir::DType::F64, {2});
-  std::string dir = ::testing::TempDir() + "/npy_unwritable_" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
+  testing::ScratchDir scratch("npy-unwritable");
+  const std::string dir = scratch.path().string();
   auto expectWriteError = [&](const std::string& path, const std::string& why) {
     try {
       writeNpy(path, a);
@@ -137,7 +138,6 @@ TEST(Npy, WritingWhereNoFileCanBeMadeIsAnError) {
   expectWriteError(dir + "/missing/x.npy", "No such file or directory");
   expectWriteError(dir, "Is a directory");
   EXPECT_FALSE(std::filesystem::exists(dir + "/missing"));
-  std::filesystem::remove_all(dir);
 }
 
 /// A version 1.0 file whose header is exactly `dict` (no padding, no newline).

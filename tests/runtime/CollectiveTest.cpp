@@ -226,6 +226,7 @@ TEST(Collective, SocketAddressesAndMeetingsThatFailAreErrors) {
             fmt::format("communicator at unix:{}: the 2 ranks did not meet in time (1 of them "
                         "joined)",
                         socketPath("alone")));
+  EXPECT_FALSE(std::filesystem::exists(socketPath("alone"))) << "the socket's file is left";
   EXPECT_EQ(message("unix:x", 2, 2, 1), "communicator: rank 2 of 2 ranks");
 }
 

@@ -9,12 +9,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RunTool.h"
+#include "support/ScratchDir.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 
 using namespace graphc::testing;
 using ::testing::HasSubstr;
@@ -23,23 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// A folder of files for one test, removed with it.
-struct Folder {
-  fs::path path =
-      fs::temp_directory_path() /
-      ("graphc-embed-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  Folder() { fs::create_directories(path); }
-  ~Folder() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
-
 /// Runs the tool on `modules` (NAME=FILE,...), writing into `folder`.
-ToolResult embed(const Folder& folder, const std::vector<std::string>& modules) {
-  std::vector<std::string> args = {(folder.path / "out.cpp").string()};
+ToolResult embed(const ScratchDir& folder, const std::vector<std::string>& modules) {
+  std::vector<std::string> args = {(folder / "out.cpp").string()};
   args.insert(args.end(), modules.begin(), modules.end());
   return runProgram(GRAPHC_EMBED_PATH, args);
 }
@@ -47,7 +33,7 @@ ToolResult embed(const Folder& folder, const std::vector<std::string>& modules) 
 } // namespace
 
 TEST(EmbedCuda, InlinesEachHeaderOnceWithLineDirectives) {
-  Folder f;
+  ScratchDir f("embed");
   f.write("Common.cuh", "#pragma once\ntypedef long long i64;\n");
   std::string a =
       f.write("A.cu", "// a\n#include \"Common.cuh\"\n__device__ i64 one() { return 1; }\n");
@@ -55,7 +41,7 @@ TEST(EmbedCuda, InlinesEachHeaderOnceWithLineDirectives) {
   std::string c = f.write("C.cu", "__device__ int three() { return 3; }\n");
   ToolResult r = embed(f, {"kAb=" + a + "," + b, "kC=" + c});
   ASSERT_EQ(r.exitCode, 0) << r.describe();
-  std::string out = readFile((f.path / "out.cpp").string());
+  std::string out = readFile((f / "out.cpp").string());
   EXPECT_THAT(out, HasSubstr("#include \"runtime/cuda/kernels/Sources.h\""));
   EXPECT_THAT(out, HasSubstr("const char* const kAb = R\"graphc_cu(#line 1 \"A.cu\"\n"
                              "// a\n"
@@ -73,7 +59,7 @@ TEST(EmbedCuda, InlinesEachHeaderOnceWithLineDirectives) {
 }
 
 TEST(EmbedCuda, ErrorsNameWhatIsWrong) {
-  Folder f;
+  ScratchDir f("embed");
   std::string a = f.write("A.cu", "__device__ int x;\n#include \"Missing.cuh\"\n");
   ToolResult missing = embed(f, {"kA=" + a});
   EXPECT_EQ(missing.exitCode, 1) << missing.describe();
@@ -88,7 +74,7 @@ TEST(EmbedCuda, ErrorsNameWhatIsWrong) {
   EXPECT_EQ(delimiter.exitCode, 1) << delimiter.describe();
   EXPECT_THAT(delimiter.err, HasSubstr("the source of kD holds the raw string's delimiter"));
 
-  ToolResult unreadable = embed(f, {"kE=" + (f.path / "None.cu").string()});
+  ToolResult unreadable = embed(f, {"kE=" + (f / "None.cu").string()});
   EXPECT_EQ(unreadable.exitCode, 1) << unreadable.describe();
   EXPECT_THAT(unreadable.err, HasSubstr("cannot read"));
 }

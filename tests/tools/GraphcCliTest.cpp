@@ -1,12 +1,9 @@
 //===- tests/tools/GraphcCliTest.cpp - `graphc` exit codes and messages ---===//
 #include "RunTool.h"
+#include "support/ScratchDir.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 
 using namespace graphc::testing;
 using ::testing::HasSubstr;
@@ -119,17 +116,13 @@ TEST(GraphcCli, BadInputOnStdinNamesThePosition) {
 }
 
 TEST(GraphcCli, BadInputFileNamesThePosition) {
-  namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("graphc-cli-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  fs::path file = dir / "bad.gir";
+  ScratchDir dir("cli");
   // Line 3 breaks a typing rule: matmul of f64[2,3] by f64[2,3].
-  std::ofstream(file) << "// comment\ngraph @g(%a: f64[2,3]) {\n  %m = matmul %a, %a\n"
-                         "  return %m\n}\n";
-  ToolResult r = runGraphc({"dump", file.string()});
-  fs::remove_all(dir);
+  std::string file = dir.write("bad.gir", "// comment\ngraph @g(%a: f64[2,3]) {\n"
+                                          "  %m = matmul %a, %a\n  return %m\n}\n");
+  ToolResult r = runGraphc({"dump", file});
   EXPECT_EQ(r.exitCode, 1) << r.describe();
-  EXPECT_THAT(r.err, StartsWith(file.string() + ":3:"));
+  EXPECT_THAT(r.err, StartsWith(file + ":3:"));
   EXPECT_THAT(r.err, HasSubstr(": error: "));
   EXPECT_THAT(r.err, HasSubstr("matmul"));
 }

@@ -9,15 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RunTool.h"
+#include "support/ScratchDir.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <unistd.h>
 
 using namespace graphc::testing;
 using ::testing::HasSubstr;
@@ -28,19 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kEnkf = sourcePath("examples/enkf.gir");
-
-/// A fresh scratch directory for one test.
-fs::path scratchDir(const std::string& test) {
-  fs::path p =
-      fs::temp_directory_path() / ("graphc_output_" + std::to_string(getpid()) + "_" + test);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
-void writeFile(const fs::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-}
 
 /// The names of the files in `dir`.
 std::vector<std::string> listing(const fs::path& dir) {
@@ -54,7 +40,7 @@ std::vector<std::string> listing(const fs::path& dir) {
 } // namespace
 
 TEST(GraphcOutput, WritesWhatWouldBePrinted) {
-  fs::path dir = scratchDir("writes");
+  ScratchDir dir("output-writes");
   struct Case {
     std::vector<std::string> command;
   };
@@ -84,13 +70,14 @@ TEST(GraphcOutput, WritesWhatWouldBePrinted) {
   ToolResult eq = runGraphc({"opt", "--output=" + (dir / "eq.gir").string(), kEnkf});
   ASSERT_EQ(eq.exitCode, 0) << eq.describe();
   EXPECT_EQ(readFile((dir / "eq.gir").string()), runGraphc({"opt", kEnkf}).out);
-  EXPECT_EQ(listing(dir), (std::vector<std::string>{"eq.gir", "out.txt"})) << "no temporary files";
+  EXPECT_EQ(listing(dir.path()), (std::vector<std::string>{"eq.gir", "out.txt"}))
+      << "no temporary files";
   EXPECT_THAT(runGraphc({"opt", "--help"}).out, HasSubstr("-o, --output=FILE"));
   EXPECT_THAT(runGraphc({"dump", "--help"}).out, HasSubstr("-o, --output=FILE"));
 }
 
 TEST(GraphcOutput, AFileThatCannotBeMadeFailsBeforeTheInputIsRead) {
-  fs::path dir = scratchDir("cannot");
+  ScratchDir dir("output-cannot");
   std::string out = (dir / "missing" / "out.gir").string();
   // The input does not parse, but the output is checked first.
   ToolResult r = runGraphc({"opt", "-", "-o", out}, "graph @g(%x: f64[2]) {\n  %y = frob %x\n");
@@ -105,19 +92,18 @@ TEST(GraphcOutput, AFileThatCannotBeMadeFailsBeforeTheInputIsRead) {
 }
 
 TEST(GraphcOutput, AFailingCommandLeavesTheFileAsItWas) {
-  fs::path dir = scratchDir("failing");
-  fs::path file = dir / "kept.gir";
-  writeFile(file, "the old contents\n");
+  ScratchDir dir("output-failing");
+  fs::path file = dir.write("kept.gir", "the old contents\n");
   ToolResult r =
       runGraphc({"opt", "-", "-o", file.string()}, "graph @g(%x: f64[2]) {\n  %y = frob %x\n");
   EXPECT_EQ(r.exitCode, 1) << r.describe();
   EXPECT_THAT(r.err, HasSubstr("<stdin>:2:"));
   EXPECT_EQ(readFile(file.string()), "the old contents\n");
-  EXPECT_EQ(listing(dir), (std::vector<std::string>{"kept.gir"})) << "no temporary files";
+  EXPECT_EQ(listing(dir.path()), (std::vector<std::string>{"kept.gir"})) << "no temporary files";
 }
 
 TEST(GraphcOutput, TheInputMayBeTheOutput) {
-  fs::path dir = scratchDir("inplace");
+  ScratchDir dir("output-inplace");
   fs::path file = dir / "enkf.gir";
   fs::copy_file(kEnkf, file);
   std::string want = runGraphc({"opt", kEnkf}).out;
@@ -158,9 +144,8 @@ TEST(GraphcRun, PassesPicksThePipeline) {
 }
 
 TEST(GraphcOptions, NamesAreCheckedBeforeAnythingIsCompiled) {
-  fs::path dir = scratchDir("names");
-  fs::path file = dir / "file";
-  writeFile(file, "a regular file");
+  ScratchDir dir("output-names");
+  fs::path file = dir.write("file", "a regular file");
   struct Case {
     std::vector<std::string> args;
     std::string message;

@@ -7,13 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RunTool.h"
+#include "support/ScratchDir.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <unistd.h>
 
 using namespace graphc::testing;
 using ::testing::HasSubstr;
@@ -21,15 +20,6 @@ using ::testing::HasSubstr;
 namespace {
 
 namespace fs = std::filesystem;
-
-/// A scratch file under the test's temporary directory holding `text`.
-std::string scratch(const std::string& name, const std::string& text) {
-  fs::path p = fs::temp_directory_path() / ("graphc_run_errors_" + std::to_string(getpid()));
-  fs::create_directories(p);
-  p /= name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
-}
 
 const char* kOne = "graph @g(%x: f64[3]) {\n  %y = neg %x\n  return %y\n}\n";
 const char* kTwo = "graph @a(%x: f64[3]) {\n  return %x\n}\n"
@@ -44,9 +34,10 @@ struct Case {
 } // namespace
 
 TEST(GraphcRun, MisuseIsAClearError) {
-  std::string one = scratch("one.gir", kOne), two = scratch("two.gir", kTwo);
-  std::string notNpy = scratch("not.npy", "PK\3\4 a zip file");
-  std::string file = scratch("file", "a regular file");
+  ScratchDir scratch("run-errors");
+  std::string one = scratch.write("one.gir", kOne), two = scratch.write("two.gir", kTwo);
+  std::string notNpy = scratch.write("not.npy", "PK\3\4 a zip file");
+  std::string file = scratch.write("file", "a regular file");
   const std::vector<Case> cases{
       {{"run", one, "--input", "x"}, 2, "--input 'x' is not NAME=PATH.npy"},
       {{"run", one, "--input"}, 2, "--input needs a value NAME=PATH.npy"},
@@ -92,7 +83,8 @@ TEST(GraphcRun, MisuseIsAClearError) {
 
 // --graph takes the name with or without its '@'.
 TEST(GraphcRun, GraphNamesTakeTheirAt) {
-  std::string two = scratch("two.gir", kTwo);
+  ScratchDir scratch("run-errors");
+  std::string two = scratch.write("two.gir", kTwo);
   for (const char* name : {"b", "@b"}) {
     ToolResult r = runGraphc({"run", two, "--random-inputs", "--backend", "cpu", "--graph", name});
     EXPECT_EQ(r.exitCode, 0) << r.describe();
@@ -102,8 +94,9 @@ TEST(GraphcRun, GraphNamesTakeTheirAt) {
 
 // The outputs cannot be written where --output-dir points: the error names the path.
 TEST(GraphcRun, AnUnwritableOutputIsAClearError) {
-  std::string one = scratch("one.gir", kOne);
-  fs::path dir = fs::path(scratch("one.gir", kOne)).parent_path() / "readonly";
+  ScratchDir scratch("run-errors");
+  std::string one = scratch.write("one.gir", kOne);
+  fs::path dir = scratch / "readonly";
   fs::create_directories(dir);
   std::string blocker = (dir / "g_out0.npy").string();
   fs::create_directories(blocker); // a directory where the file would go

@@ -12,6 +12,7 @@
 #include "RunTool.h"
 
 #include "runtime/core/Npy.h"
+#include "support/ScratchDir.h"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -19,9 +20,7 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <thread>
-#include <unistd.h>
 
 using namespace graphc::testing;
 using ::testing::HasSubstr;
@@ -44,16 +43,8 @@ constexpr const char* kRidge = R"(graph @ridge(%x: f64[41,3], %y: f64[41,1]) {
 
 /// A folder of this test process's own, with the ridge graph in it.
 struct Workdir {
-  fs::path dir = fs::temp_directory_path() / fmt::format("graphc-sharded-{}", getpid());
-  std::string gir = (dir / "ridge.gir").string();
-  Workdir() {
-    fs::create_directories(dir);
-    std::ofstream(gir) << kRidge;
-  }
-  ~Workdir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
+  ScratchDir dir{"sharded"};
+  std::string gir = dir.write("ridge.gir", kRidge);
   /// `graphc run` of the ridge graph on seeded random inputs, writing into `out`.
   std::vector<std::string> run(const std::string& out) const {
     return {"run",

@@ -1,9 +1,10 @@
 //===- codegen/CudaEmitter.h - The CUDA emitter's internals -----*- C++ -*-===//
 //
-// What codegen/Cuda.cpp (the emitter, elementwise kernels),
-// codegen/CudaReductionPlan.cpp (a reduction kernel's launch, passes and rows) and
-// codegen/CudaReduction.cpp (its CUDA C++) share. Not part of the codegen interface
-// (codegen/Cuda.h).
+// What codegen/Cuda.cpp (the emitter: instructions, loads, signatures),
+// codegen/CudaElementwise.cpp (kernels without a reduction), codegen/CudaHelpers.cpp
+// (the device helpers' text), codegen/CudaReductionPlan.cpp (a reduction kernel's
+// launch, passes and rows) and codegen/CudaReduction.cpp (its CUDA C++) share. Not
+// part of the codegen interface (codegen/Cuda.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -84,6 +85,10 @@ enum Helper : unsigned {
   kOnline = 128,
   kCopyAsync = 256,
 };
+/// The typedefs every kernel's source starts with (CudaHelpers.cpp).
+const char* typedefsText();
+/// The CUDA C++ of helper `h`, one of the flags (CudaHelpers.cpp).
+const char* helperText(Helper h);
 
 /// Lines of code at an indentation depth.
 struct Code {

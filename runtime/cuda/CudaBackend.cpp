@@ -95,7 +95,14 @@ public:
         pool_(DevicePool::forDevice(0)), profile_(newProfile(g, prepared_)),
         steps_(prepared_, signature().paramTypes, profile_.get()) {
     idle_.push_back(newLane());
-    prepared_.uploadConstants(pool_, idle_.back()->stream);
+    try {
+      prepared_.uploadConstants(pool_, idle_.back()->stream);
+    } catch (...) {
+      // The destructor does not run: the constants made so far go back on the
+      // lane's stream before the lane (a member declared later) dies.
+      prepared_.releaseConstants();
+      throw;
+    }
   }
 
   ~CudaExecutable() override {

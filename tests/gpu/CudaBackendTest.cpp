@@ -314,5 +314,30 @@ graph @huge(%x: f64[400000,1], %y: f64[1,400000]) {
   expectSameAsCpu(*small, 5, "");
 }
 
+/// A constant that cannot be allocated fails the compile with the pool's error after
+/// another constant was made: the made one goes back on the lane's stream before the
+/// lane dies (a failing executable once freed its constants on a destroyed stream,
+/// and the process crashed), and the backend goes on.
+TEST(CudaBackend, ConstantsThatCannotBeMadeFailCleanly) {
+  GRAPHC_REQUIRE_GPU();
+  auto g = ir::parseGraph(R"(
+graph @constants(%x: f64[3,3]) {
+  %e = eye : f64[3,3]
+  %y = add %x, %e
+  %f = full {value=2.5} : f64[400000,400000]
+  return %e, %f, %y
+})");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      compile(*g, getBackend("cuda"));
+      FAIL() << "expected an out-of-memory error";
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find("GPU out of memory"), std::string::npos) << e.message();
+    }
+  }
+  auto small = ir::parseGraph(testing::readSourceFile("examples/enkf_small.gir"));
+  expectSameAsCpu(*small, 5, "");
+}
+
 } // namespace
 } // namespace graphc

@@ -269,13 +269,14 @@ void LibraryContext::run(const ir::Node& n, llvm::ArrayRef<const void*> inputs,
 void LibraryContext::logRoute(const ir::Node& n) const {
   bool wide = widens(n, singleInDouble_);
   size_t elementSize = wide ? sizeof(double) : ir::dtypeSize(n.operand(0).type().dtype);
-  library::Route route =
-      library::chooseRoute(n, elementSize, {*kernels_, batchedFactorizations_, qrRoute_, sharing_});
+  std::string why;
+  library::Route route = library::chooseRoute(
+      n, elementSize, {*kernels_, batchedFactorizations_, qrRoute_, sharing_}, &why);
   std::string operands;
   for (ir::Value v : n.operands())
     operands += (operands.empty() ? "" : ", ") + v.type().str();
-  fmt::print(stderr, "[graphc] route: {} of {}{}: {}\n", ir::opName(n.op()).str(), operands,
-             wide ? " (in f64)" : "", library::routeName(route));
+  fmt::print(stderr, "[graphc] route: {} of {}{}: {} ({})\n", ir::opName(n.op()).str(), operands,
+             wide ? " (in f64)" : "", library::routeName(route), why);
 }
 
 bool LibraryContext::materialize(const ir::Node& n, void* out, int device, cudaStream_t stream) {

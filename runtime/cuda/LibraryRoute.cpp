@@ -15,80 +15,134 @@ using ir::Op;
 
 namespace {
 
+/// A route and, where the log asks for it, why: the shape against the thresholds
+/// (passes/RoutePolicy.h) that chose it.
+class Choice {
+public:
+  explicit Choice(std::string* why) : why_(why) {}
+  template <typename... Args>
+  Route operator()(Route r, fmt::format_string<Args...> reason, Args&&... args) const {
+    if (why_)
+      *why_ = fmt::format(reason, std::forward<Args>(args)...);
+    return r;
+  }
+
+private:
+  std::string* why_;
+};
+
 /// LU through the batched routines, or cuSOLVER per item.
-Route lu(const Matrices& a, const RouteFacts& f) {
-  return f.batchedFactorizations && batchedFactorization(a) ? Route::BatchedLu : Route::Lu;
+Route lu(const Matrices& a, const RouteFacts& f, const Choice& c) {
+  const int64_t order = std::max(a.rows, a.cols), most = policy().batchedFactorMaxN;
+  if (a.batch == 1)
+    return c(Route::Lu, "one matrix");
+  if (!f.batchedFactorizations)
+    return c(Route::Lu, "batched factorizations are off");
+  if (batchedFactorization(a))
+    return c(Route::BatchedLu, "a batch, order {} <= batchedFactorMaxN {}", order, most);
+  return c(Route::Lu, "order {} > batchedFactorMaxN {}", order, most);
 }
 
-Route syrk(const ir::Node& n, size_t elementSize, const RouteFacts& f) {
+Route syrk(const ir::Node& n, size_t elementSize, const RouteFacts& f, const Choice& c) {
+  const Matrices x(n.operand(0).type()), out(n.type());
+  const int64_t k = n.attrs().flag("transpose") ? x.rows : x.cols;
+  const passes::RoutePolicy& p = policy();
   switch (syrkRoute(n)) {
   case passes::SyrkRoute::TallGram:
-    return Route::TallGram;
+    return c(Route::TallGram, "X'X of {} <= {} columns, {} >= tallGramMinRows {} rows", out.rows,
+             kTallGramMaxN, k, p.tallGramMinRows);
   case passes::SyrkRoute::SmallGram:
-    if (f.kernels.small().fitsGram(Matrices(n.type()).rows, elementSize))
-      return Route::SmallGram;
-    return Route::GemmGram;
+    if (f.kernels.small().fitsGram(out.rows, elementSize))
+      return c(Route::SmallGram, "a batch, order {} <= smallGramMaxN {}", out.rows,
+               p.smallGramMaxN);
+    return c(Route::GemmGram, "order {} does not fit the Gram kernel", out.rows);
   case passes::SyrkRoute::Gemm:
-    return Route::GemmGram;
+    return c(Route::GemmGram, "order {} <= gemmSyrkMaxN {}", out.rows, p.gemmSyrkMaxN);
   case passes::SyrkRoute::Syrk:
-    return Route::Syrk;
+    break;
   }
-  return Route::Syrk;
+  return c(Route::Syrk, "order {} > gemmSyrkMaxN {}", out.rows, p.gemmSyrkMaxN);
 }
 
-Route cholesky(const Matrices& m, size_t elementSize, const RouteFacts& f) {
-  if (m.rows <= policy().smallCholeskyMaxN && f.kernels.small().fitsCholesky(m.rows, elementSize))
-    return Route::SmallCholesky;
-  return m.batch == 1 ? Route::Potrf : Route::PotrfBatched;
+Route cholesky(const Matrices& m, size_t elementSize, const RouteFacts& f, const Choice& c) {
+  const int64_t most = policy().smallCholeskyMaxN;
+  if (m.rows <= most && f.kernels.small().fitsCholesky(m.rows, elementSize))
+    return c(Route::SmallCholesky, "order {} <= smallCholeskyMaxN {}", m.rows, most);
+  Route library = m.batch == 1 ? Route::Potrf : Route::PotrfBatched;
+  if (m.rows <= most)
+    return c(library, "order {} does not fit the small kernel", m.rows);
+  return c(library, "order {} > smallCholeskyMaxN {}", m.rows, most);
 }
 
-Route triangularSolve(const ir::Node& n, size_t elementSize, const RouteFacts& f) {
-  Matrices a(n.operand(0).type()), x(n.type());
-  if (!n.attrs().flag("right_side") && a.rows <= policy().smallSolveMaxN &&
-      x.cols <= policy().smallSolveMaxCols &&
+Route triangularSolve(const ir::Node& n, size_t elementSize, const RouteFacts& f, const Choice& c) {
+  const Matrices a(n.operand(0).type()), x(n.type());
+  const passes::RoutePolicy& p = policy();
+  const bool right = n.attrs().flag("right_side");
+  const int64_t columns = right ? x.rows : x.cols;
+  if (!right && a.rows <= p.smallSolveMaxN && x.cols <= p.smallSolveMaxCols &&
       f.kernels.small().fitsTriangularSolve(a.rows, x.cols, elementSize))
-    return Route::SmallTrsm;
+    return c(Route::SmallTrsm, "order {} <= smallSolveMaxN {}, {} <= smallSolveMaxCols {} columns",
+             a.rows, p.smallSolveMaxN, x.cols, p.smallSolveMaxCols);
   if (blockedSolve(n))
-    return Route::BlockedTrsm;
+    return c(Route::BlockedTrsm,
+             "order {} against blockedSolveMinN {}, {} right-hand sides against "
+             "blockedSolveManyColumns {}",
+             a.rows, p.blockedSolveMinN, columns, p.blockedSolveManyColumns);
   if (oneVector(n))
-    return Route::VectorTrsm;
-  return x.batch == 1 ? Route::Trsm : Route::TrsmBatched;
+    return c(Route::VectorTrsm, "one right-hand side");
+  return c(x.batch == 1 ? Route::Trsm : Route::TrsmBatched, "no kernel of graphc's takes it");
 }
 
-Route qr(const Matrices& a, size_t elementSize, const RouteFacts& f) {
-  int ctas = f.qrRoute == LibraryContext::QrRoute::Library
-                 ? 0
-                 : f.kernels.qr().ctas(a.rows, a.cols, elementSize);
-  if (ctas && (f.qrRoute == LibraryContext::QrRoute::Cluster ||
-               passes::preferClusterQr(policy(), a.batch, a.rows, a.cols, f.sharing)))
-    return Route::ClusterQr;
-  return f.batchedFactorizations && batchedFactorization(a) ? Route::BatchedQr : Route::Qr;
+Route qr(const Matrices& a, size_t elementSize, const RouteFacts& f, const Choice& c) {
+  using QrRoute = LibraryContext::QrRoute;
+  const int ctas =
+      f.qrRoute == QrRoute::Library ? 0 : f.kernels.qr().ctas(a.rows, a.cols, elementSize);
+  if (ctas && f.qrRoute == QrRoute::Cluster)
+    return c(Route::ClusterQr, "the context asks for the cluster kernel");
+  if (ctas && passes::preferClusterQr(policy(), a.batch, a.rows, a.cols, f.sharing))
+    return c(Route::ClusterQr, "{} rows on {} blocks{}", a.rows, ctas,
+             f.sharing ? ", beside other runs" : "");
+  const std::string why =
+      f.qrRoute == QrRoute::Library ? "the context asks for the library"
+      : ctas == 0                   ? "the cluster kernel does not take it"
+      : a.batch <= 1 && !f.sharing
+          ? fmt::format("one matrix of {} > qrClusterSingleMaxRows {} rows", a.rows,
+                        policy().qrClusterSingleMaxRows)
+          : fmt::format("{} matrices of {} x {}: faster in the library (preferClusterQr)", a.batch,
+                        a.rows, a.cols);
+  if (f.batchedFactorizations && batchedFactorization(a))
+    return c(Route::BatchedQr, "{}; a batch of order <= batchedFactorMaxN {}", why,
+             policy().batchedFactorMaxN);
+  return c(Route::Qr, "{}", why);
 }
 
 } // namespace
 
-Route chooseRoute(const ir::Node& n, size_t elementSize, const RouteFacts& f) {
+Route chooseRoute(const ir::Node& n, size_t elementSize, const RouteFacts& f, std::string* why) {
   auto a = [&] { return Matrices(n.operand(0).type()); };
+  const Choice c(why);
   switch (n.op()) {
   case Op::Matmul:
-    return Route::Gemm;
+    return c(Route::Gemm, "every product");
   case Op::Syrk:
-    return syrk(n, elementSize, f);
+    return syrk(n, elementSize, f, c);
   case Op::Solve:
   case Op::Inverse:
-    return SmallBatched::fitsLuSolve(a().rows) ? Route::TinyLu : lu(a(), f);
+    if (SmallBatched::fitsLuSolve(a().rows))
+      return c(Route::TinyLu, "order {} <= {}", a().rows, kTinyLuMaxN);
+    return lu(a(), f, c);
   case Op::Lu:
   case Op::Det:
   case Op::Logdet:
-    return lu(a(), f);
+    return lu(a(), f, c);
   case Op::Cholesky:
-    return cholesky(a(), elementSize, f);
+    return cholesky(a(), elementSize, f, c);
   case Op::TriangularSolve:
-    return triangularSolve(n, elementSize, f);
+    return triangularSolve(n, elementSize, f, c);
   case Op::Qr:
-    return qr(a(), elementSize, f);
+    return qr(a(), elementSize, f, c);
   case Op::Trace:
-    return Route::Trace;
+    return c(Route::Trace, "every trace");
   GRAPHC_ALL_BUT_LINALG_CASES:
     break;
   }

@@ -14,6 +14,7 @@
 #include "runtime/cuda/Library.h"
 
 #include <cstddef>
+#include <string>
 
 namespace graphc::cuda::library {
 
@@ -50,8 +51,10 @@ struct RouteFacts {
 };
 
 /// The route of library node `n` computed in elements of `elementSize` bytes (8
-/// for the f32 calls that run in f64).
-Route chooseRoute(const ir::Node& n, size_t elementSize, const RouteFacts& f);
+/// for the f32 calls that run in f64). With `why`, also the reason, as the log
+/// prints it: the shape against the thresholds that decided.
+Route chooseRoute(const ir::Node& n, size_t elementSize, const RouteFacts& f,
+                  std::string* why = nullptr);
 
 /// The route as a log line names it: "cuSOLVER potrf".
 const char* routeName(Route r);

@@ -102,19 +102,21 @@ TEST(GraphcRun, AutoSaysWhichBackendItChose) {
   EXPECT_EQ(outputSums(named.out).size(), outputSums(r.out).size());
 }
 
-TEST(GraphcRun, RouteLogNamesTheRoutineOfEachLibraryStep) {
+TEST(GraphcRun, RouteLogNamesTheRoutineOfEachLibraryStepAndWhy) {
   if (!devicePresent())
     GTEST_SKIP() << "no CUDA device";
   // One step of each kind, as written (no passes), at shapes whose routes differ.
   const std::string graph =
-      R"(graph @routes(%x: f64[64,32,8], %s: f64[3,3], %t: f64[3,2], %m: f64[512,512]) {
+      R"(graph @routes(%x: f64[64,32,8], %s: f64[3,3], %t: f64[3,2], %m: f64[512,512],
+               %u: f64[100,100], %b: f64[100,40]) {
   %g = syrk %x
   %e = eye : f64[64,32,32]
   %a = add %g, %e
   %l = cholesky %a
   %z = solve %s, %t
   %q:2 = qr %m
-  return %l, %z, %q#1
+  %y = triangular_solve %u, %b {lower}
+  return %l, %z, %q#1, %y
 }
 )";
   setenv("GRAPHC_LOG", "routes", 1);
@@ -124,10 +126,16 @@ TEST(GraphcRun, RouteLogNamesTheRoutineOfEachLibraryStep) {
   unsetenv("GRAPHC_LOG");
   ASSERT_EQ(r.exitCode, 0) << r.describe();
   for (const char* line :
-       {"[graphc] route: syrk of f64[64,32,8]: cuBLAS gemm, then the mirror\n",
-        "[graphc] route: cholesky of f64[64,32,32]: SmallBatched's Cholesky kernel\n",
-        "[graphc] route: solve of f64[3,3], f64[3,2]: SmallBatched's LU in registers\n",
-        "[graphc] route: qr of f64[512,512]: cuSOLVER geqrf and orgqr per item\n"}) {
+       {"[graphc] route: syrk of f64[64,32,8]: cuBLAS gemm, then the mirror (order 32 <= "
+        "gemmSyrkMaxN 256)\n",
+        "[graphc] route: cholesky of f64[64,32,32]: SmallBatched's Cholesky kernel (order 32 <= "
+        "smallCholeskyMaxN 96)\n",
+        "[graphc] route: solve of f64[3,3], f64[3,2]: SmallBatched's LU in registers (order 3 <= "
+        "8)\n",
+        "[graphc] route: qr of f64[512,512]: cuSOLVER geqrf and orgqr per item (the cluster kernel "
+        "does not take it)\n",
+        "[graphc] route: triangular_solve of f64[100,100], f64[100,40]: cuBLAS trsm (no kernel "
+        "of graphc's takes it)\n"}) {
     size_t at = r.err.find(line);
     EXPECT_NE(at, std::string::npos) << line << " in\n" << r.err;
     EXPECT_EQ(r.err.find(line, at + 1), std::string::npos) << "once, not every run: " << line;

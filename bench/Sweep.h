@@ -289,6 +289,7 @@ inline std::vector<SweepCase> sweepCases(bool cpu = false) {
   la("general", 16, 1, 10000);
   la("general", 64, 1, 1000);
   la("trsm", 64, 100000, 0);
+  la("trsm", 256, 1000, 0);
   la("trsm", 1024, 10000, 0);
   for (int64_t n : {int64_t{32}, int64_t{256}, int64_t{1024}, big})
     la("cholesky", n, 0, 0);

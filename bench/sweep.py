@@ -122,6 +122,7 @@ def sweep_cases(cpu=False):
             la(op, n, 1, batch)
     # bench/Sweep.h orders the batched SPD before the batched general ones, as here.
     la("trsm", 64, 100000, 0)
+    la("trsm", 256, 1000, 0)
     la("trsm", 1024, 10000, 0)
     for n in (32, 256, 1024, big):
         la("cholesky", n, 0, 0)

@@ -34,8 +34,9 @@ constexpr std::pair<std::string_view, int64_t RoutePolicy::*> kThresholds[] = {
     GRAPHC_THRESHOLD(smallSolveMaxCols),       GRAPHC_THRESHOLD(smallGramMaxN),
     GRAPHC_THRESHOLD(tallGramMinRows),         GRAPHC_THRESHOLD(gemmSyrkMaxN),
     GRAPHC_THRESHOLD(batchedFactorMaxN),       GRAPHC_THRESHOLD(blockedSolveMinN),
-    GRAPHC_THRESHOLD(blockedSolveManyColumns), GRAPHC_THRESHOLD(singleInDoubleMinN),
-    GRAPHC_THRESHOLD(deferredMaxLanes),        GRAPHC_THRESHOLD(deferredLanesBytes),
+    GRAPHC_THRESHOLD(blockedSolveManyColumns), GRAPHC_THRESHOLD(panelSolveMaxN),
+    GRAPHC_THRESHOLD(singleInDoubleMinN),      GRAPHC_THRESHOLD(deferredMaxLanes),
+    GRAPHC_THRESHOLD(deferredLanesBytes),
 };
 #undef GRAPHC_THRESHOLD
 static_assert(sizeof(RoutePolicy) == std::size(kThresholds) * sizeof(int64_t),
@@ -182,6 +183,10 @@ SyrkRoute chooseSyrkRoute(const RoutePolicy& p, int64_t batch, int64_t n, int64_
 
 bool preferBlockedSolve(const RoutePolicy& p, int64_t n, int64_t columns) {
   return n >= p.blockedSolveMinN ? columns >= 2 : columns >= p.blockedSolveManyColumns;
+}
+
+bool preferPanelSolve(const RoutePolicy& p, int64_t n) {
+  return n <= p.panelSolveMaxN;
 }
 
 size_t chooseDeferredLanes(const RoutePolicy& p, int64_t laneBytes) {

@@ -154,6 +154,13 @@ struct RoutePolicy {
   /// 16384: trsm 0.06-0.15 ms, a gemm with the inverse 0.026.
   int64_t blockedSolveMinN = 512;
   int64_t blockedSolveManyColumns = 16384;
+  /// Other triangular solves (not of one vector) with a triangle up to this order
+  /// take SmallBatched's panel solve (32 right-hand sides a block, the triangle
+  /// panel by panel through shared memory; f64 fits up to 288, f32 up to 576). Off
+  /// (0) until the kernel has run on a GPU and its crossover against cuBLAS's trsm
+  /// is measured (GRAPHC_ROUTES=panelSolveMaxN=288 turns it on): it is for W6's
+  /// 256 x 256 right-side solve, where trsm takes about 0.08 ms, latency-bound.
+  int64_t panelSolveMaxN = 0;
   /// f32 gemm, syrk and blocked triangular solves with every dimension at least
   /// this run in f64 where the f64 tensor cores are faster: at n = 3000 sgemm takes
   /// 1.28 ms against dgemm's 0.92, syrk 0.70 against 0.52, the blocked solve 1.03
@@ -258,6 +265,11 @@ SyrkRoute chooseSyrkRoute(const RoutePolicy& p, int64_t batch, int64_t n, int64_
 /// True when a triangular solve with an n x n triangle and `columns` right-hand
 /// sides (rows, on the right side) goes by blocks through gemm rather than trsm.
 bool preferBlockedSolve(const RoutePolicy& p, int64_t n, int64_t columns);
+
+/// True when a triangular solve with an n x n triangle that goes neither by blocks
+/// nor by SmallBatched's small or one-vector kernels takes the panel solve rather
+/// than trsm.
+bool preferPanelSolve(const RoutePolicy& p, int64_t n);
 
 /// The deferred lanes of a program whose lane holds `laneBytes` of device memory:
 /// from 1 to deferredMaxLanes.

@@ -2,7 +2,8 @@
 //
 // Call<T>'s matmul, syrk and triangular_solve (LibraryCall.h): cuBLAS's gemm and
 // trsm, batched where cuBLAS has a batched routine, beside SmallBatched's kernels
-// for small and tall shapes and the blocked solve of BlockedSolve.h.
+// for small and tall shapes, the panel solve of medium triangles and the blocked
+// solve of BlockedSolve.h.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/LibraryCall.h"
@@ -75,6 +76,9 @@ template <typename T> void Call<T>::triangularSolve(const T* a, const T* rhs, T*
                     x + b * mx.size(), static_cast<T*>(s_.matrix));
     return;
   }
+  if (route_ == Route::PanelTrsm)
+    return small.panelSolve(mx.batch, mx.rows, mx.cols, a, rhs, x, {lower, trans, unit}, right,
+                            stream_);
   copy(rhs, x, mx);
   if (mx.size() == 0)
     return;

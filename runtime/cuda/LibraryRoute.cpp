@@ -90,7 +90,12 @@ Route triangularSolve(const ir::Node& n, size_t elementSize, const RouteFacts& f
              a.rows, p.blockedSolveMinN, columns, p.blockedSolveManyColumns);
   if (oneVector(n))
     return c(Route::VectorTrsm, "one right-hand side");
-  return c(x.batch == 1 ? Route::Trsm : Route::TrsmBatched, "no kernel of graphc's takes it");
+  const Route library = x.batch == 1 ? Route::Trsm : Route::TrsmBatched;
+  if (!passes::preferPanelSolve(p, a.rows))
+    return c(library, "order {} > panelSolveMaxN {}", a.rows, p.panelSolveMaxN);
+  if (f.kernels.small().fitsPanelSolve(a.rows, elementSize))
+    return c(Route::PanelTrsm, "order {} <= panelSolveMaxN {}", a.rows, p.panelSolveMaxN);
+  return c(library, "order {} does not fit the panel solve", a.rows);
 }
 
 Route qr(const Matrices& a, size_t elementSize, const RouteFacts& f, const Choice& c) {
@@ -179,6 +184,8 @@ const char* routeName(Route r) {
     return "blocked triangular solve through gemm";
   case Route::VectorTrsm:
     return "SmallBatched's one-vector solve kernel";
+  case Route::PanelTrsm:
+    return "SmallBatched's panel solve kernel";
   case Route::Trsm:
     return "cuBLAS trsm";
   case Route::TrsmBatched:

@@ -34,6 +34,7 @@ enum class Route {
   SmallTrsm,     ///< triangular_solve: SmallBatched's kernel
   BlockedTrsm,   ///< triangular_solve: by blocks through gemm (BlockedSolve.h)
   VectorTrsm,    ///< triangular_solve of one vector: SmallBatched's solveVector
+  PanelTrsm,     ///< triangular_solve of a medium triangle: SmallBatched's panelSolve
   Trsm,          ///< triangular_solve: cuBLAS trsm
   TrsmBatched,   ///< triangular_solve: cuBLAS trsmBatched
   ClusterQr,     ///< qr: one kernel per cluster of blocks (ClusterQr.h)

@@ -109,6 +109,12 @@ size_t choleskyBytes(int64_t n, size_t elementSize) {
 size_t solveBytes(int64_t n, int64_t cols, size_t elementSize) {
   return 16 + n * cols * elementSize;
 }
+/// Shared bytes of panelSolve for n x n triangles: Y's rows (n rounded up to 32)
+/// of 32 columns, stride 36, and two panels of 32 of those rows, stride + 4.
+size_t panelSolveBytes(int64_t n, size_t elementSize) {
+  int64_t np = (n + 31) / 32 * 32;
+  return (np * 36 + 64 * (np + 4)) * elementSize;
+}
 /// Threads of one gram item: one a 4 x 4 tile of S.
 int64_t gramThreads(int64_t rows) {
   int64_t tiles = (rows + 3) / 4;
@@ -152,6 +158,7 @@ ModuleSource SmallBatched::moduleSource() {
     for (int rows : kBlockRows)
       source.nameExpressions.push_back(kernelName("blockCholeskySolve", type, rows));
     source.nameExpressions.push_back(kernelName("invertTriangles", type));
+    source.nameExpressions.push_back(kernelName("panelSolve", type));
     source.nameExpressions.push_back(kernelName("solveVector", type));
     for (int n = 1; n <= kTinyLuMaxN; ++n)
       source.nameExpressions.push_back(fmt::format("tinyLuSolve<{}, {}>", type, n));
@@ -178,6 +185,10 @@ bool SmallBatched::fitsCholeskySolve(const SpdMatrices& a, int64_t cols, size_t 
     return true;
   int rows = rowsFor(kBlockRows, a.n);
   return rows && blockSharedElements(rows, elementSize) * elementSize <= sharedBytes;
+}
+
+bool SmallBatched::fitsPanelSolve(int64_t n, size_t elementSize) const {
+  return n > 0 && panelSolveBytes(n, elementSize) <= maxSharedBytes_;
 }
 
 bool SmallBatched::fitsGram(int64_t rows, size_t elementSize) const {
@@ -357,6 +368,37 @@ void SmallBatched::invertTriangles(int64_t n, int64_t nb, const T* t, int64_t ld
 }
 
 template <typename T>
+void SmallBatched::panelSolve(int64_t batch, int64_t rows, int64_t cols, const T* a, const T* b,
+                              T* x, TriangleFlags flags, bool right, cudaStream_t stream) const {
+  const int64_t n = right ? cols : rows, rhs = right ? rows : cols;
+  if (!fitsPanelSolve(n, sizeof(T)) || rhs > INT_MAX)
+    throw Error(
+        fmt::format("internal error: panel solve of n = {} with {} right-hand sides", n, rhs));
+  if (batch * rhs == 0)
+    return;
+  // kernels/BlockedSolve.cu solves M Z = C with M lower (read from its last row
+  // where M is upper). On the left M = op(A) and Z = X; on the right X op(A) = B is
+  // op(A)' X' = B', so M = op(A)', lower where op(A) is upper, and Z = X'.
+  // op(A)(i, k) is A[i n + k], or A[k n + i] transposed.
+  const bool mLower = (flags.lower != flags.transpose) != right;
+  const bool mSwapped = flags.transpose != right; // M(i, k) = A[k n + i]
+  int64_t si = mSwapped ? 1 : n, sk = mSwapped ? n : 1, yi = right ? 1 : cols,
+          yc = right ? cols : 1;
+  int64_t tStride = n * n, yStride = rows * cols;
+  int dim = static_cast<int>(n), count = static_cast<int>(rhs), reverse = !mLower,
+      unit = flags.unit;
+  KernelLaunch l{kernel(kernelName("panelSolve", typeName<T>())),
+                 {},
+                 {slot(dim), slot(count), slot(batch), slot(a), slot(si), slot(sk), slot(tStride),
+                  slot(reverse), slot(unit), slot(b), slot(x), slot(yi), slot(yc), slot(yStride)}};
+  l.config.block = dim3(256);
+  l.config.grid = dim3(static_cast<unsigned>((rhs + 31) / 32),
+                       static_cast<unsigned>(std::min<int64_t>(batch, 65535)));
+  l.config.sharedBytes = panelSolveBytes(n, sizeof(T));
+  l.enqueue(stream);
+}
+
+template <typename T>
 void SmallBatched::solveVector(int64_t batch, int64_t n, const T* a, int64_t aStride,
                                TriangleFlags flags, T* y, int64_t yStride, int* counters,
                                cudaStream_t stream) const {
@@ -410,6 +452,11 @@ template void SmallBatched::solveVector<float>(int64_t, int64_t, const float*, i
 template void SmallBatched::solveVector<double>(int64_t, int64_t, const double*, int64_t,
                                                 TriangleFlags, double*, int64_t, int*,
                                                 cudaStream_t) const;
+template void SmallBatched::panelSolve<float>(int64_t, int64_t, int64_t, const float*, const float*,
+                                              float*, TriangleFlags, bool, cudaStream_t) const;
+template void SmallBatched::panelSolve<double>(int64_t, int64_t, int64_t, const double*,
+                                               const double*, double*, TriangleFlags, bool,
+                                               cudaStream_t) const;
 template void SmallBatched::invertTriangles<float>(int64_t, int64_t, const float*, int64_t, bool,
                                                    bool, float*, cudaStream_t) const;
 template void SmallBatched::invertTriangles<double>(int64_t, int64_t, const double*, int64_t, bool,

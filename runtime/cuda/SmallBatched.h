@@ -130,6 +130,18 @@ public:
   void invertTriangles(int64_t n, int64_t nb, const T* t, int64_t ld, bool upper, bool unit,
                        T* inverses, cudaStream_t stream) const;
 
+  /// True when panelSolve() takes n x n triangles (f64 up to 288, f32 up to 576).
+  bool fitsPanelSolve(int64_t n, size_t elementSize) const;
+  /// x = op(A)^-1 B, or with `right` B op(A)^-1, for the `batch` row-major n x n
+  /// triangular A (only the triangle `flags` names is read) and rows x cols B and x
+  /// (n = rows on the left, cols on the right), 32 right-hand sides a block of 256
+  /// threads, the triangle panel by panel through shared memory
+  /// (kernels/BlockedSolve.cu). A zero on the diagonal gives infinities or NaNs, not
+  /// an error: the caller checks the diagonal. `x` may be `b`.
+  template <typename T>
+  void panelSolve(int64_t batch, int64_t rows, int64_t cols, const T* a, const T* b, T* x,
+                  TriangleFlags flags, bool right, cudaStream_t stream) const;
+
   /// True when tallGram() takes matrices of n columns (n <= kTallGramMaxN).
   static bool fitsTallGram(int64_t n) { return n > 0 && n <= kTallGramMaxN; }
   /// The doubles of workspace tallGram() needs for `batch` rows x n matrices.

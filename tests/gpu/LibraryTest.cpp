@@ -142,6 +142,20 @@ TEST(Library, OneVectorTriangularSolves) {
   expectEveryWellConditionedSolve(300, kBatches, {1}, 14);
 }
 
+/// Triangles up to passes::RoutePolicy::panelSolveMaxN with more right-hand sides
+/// than SmallBatched's small solve takes, or on the right side, go to
+/// SmallBatched::panelSolve (RoutePolicy.PanelSolvesBelowTheBlockedOnesWhenOn; off
+/// by default: GRAPHC_ROUTES=panelSolveMaxN=288 runs these through it, and
+/// SmallBatched.PanelSolvesMatchTheCpu calls it directly): one panel, several with a
+/// ragged last one, the largest in f64, 32 right-hand sides a block with a ragged
+/// last block, batched.
+TEST(Library, PanelTriangularSolves) {
+  GRAPHC_REQUIRE_GPU();
+  expectEveryWellConditionedSolve(20, kBatches, {70}, 42);
+  expectEveryWellConditionedSolve(100, {Ints{}, Ints{2}}, {33}, 43);
+  expectEveryWellConditionedSolve(288, {Ints{}}, {40}, 44);
+}
+
 TEST(Library, LuGivesLapacksFactors) {
   GRAPHC_REQUIRE_GPU();
   for (DType dt : kFloats)
@@ -213,6 +227,14 @@ TEST(Library, SingularFailuresHaveTheCpuMessage) {
     expectSameFailure(Op::Inverse, {a}, {}, "matrix is singular (batch item 1, U(4,4) = 0)");
     expectSameFailure(Op::TriangularSolve, {a, randn(dt, {2, 6, 2}, 16)}, {},
                       "matrix is singular (batch item 1, A(4,4) = 0)");
+    // The panel solve's routes: rows on the right side, and 40 columns of 100 rows.
+    ir::Attrs right;
+    right.set("right_side", true);
+    expectSameFailure(Op::TriangularSolve, {a, randn(dt, {2, 40, 6}, 19)}, right,
+                      "matrix is singular (batch item 1, A(4,4) = 0)");
+    expectSameFailure(Op::TriangularSolve,
+                      {identityWith(dt, {2}, 100, 0, 60, 0.0), randn(dt, {2, 100, 40}, 20)}, {},
+                      "matrix is singular (batch item 0, A(61,61) = 0)");
   }
   // A singular matrix that pivoting has to discover: two equal rows.
   Array dup = randn(DType::F64, {4, 4}, 17);

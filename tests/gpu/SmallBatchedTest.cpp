@@ -24,6 +24,7 @@
 #include "support/Numeric.h"
 #include "support/SpdBatch.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cublas_v2.h>
 
@@ -223,6 +224,48 @@ TEST(SmallBatched, TriangularSolvesMatchTheCpu) {
                                       "unit={} {}",
                                       n, cols, lower, right, trans, unit, label(dt, batch)));
         }
+}
+
+/// SmallBatched::panelSolve called directly (whatever the route policy says), in
+/// place (x = b), every flag, f32 and f64, a batch of 3: one panel (n = 20), several
+/// with a ragged last one (100) and the largest f64 triangle (288), 70 right-hand
+/// sides (two blocks of 32 and a ragged one), also captured in a CUDA graph.
+TEST(SmallBatched, PanelSolvesMatchTheCpu) {
+  GRAPHC_REQUIRE_GPU();
+  const int64_t rhs = 70;
+  const Ints batch = {3};
+  for (DType dt : kFloats)
+    for (int64_t n : {20, 100, 288}) {
+      // SPD matrices' triangles, and unit triangles with small off-diagonal
+      // elements: both well conditioned.
+      Array spdTriangles = spd(dt, withMatrix(batch, n, n), 70 + n);
+      std::vector<double> small = doubles(randn(DType::F64, withMatrix(batch, n, n), 71 + n));
+      for (double& v : small)
+        v *= 0.3 / std::sqrt(double(n));
+      Array unitTriangles = fromDoubles(dt, small, withMatrix(batch, n, n));
+      for (int flags = 0; flags < 16; ++flags) {
+        bool lower = flags & 1, right = flags & 2, trans = flags & 4, unit = flags & 8;
+        const Array& a = unit ? unitTriangles : spdTriangles;
+        Array b = randn(dt, right ? withMatrix(batch, rhs, n) : withMatrix(batch, n, rhs), 72 + n);
+        ir::Attrs attrs;
+        attrs.set("lower", lower).set("right_side", right).set("transpose_a", trans);
+        attrs.set("unit_diagonal", unit);
+        std::string what = fmt::format("panel solve n={} lower={} right={} trans={} unit={} {}", n,
+                                       lower, right, trans, unit, label(dt, batch));
+        Array want = onCpu(Op::TriangularSolve, {a, b}, attrs);
+        DeviceBuffer da = upload(a), dx = upload(b);
+        withFloat(dt, [&](auto zero) {
+          using T = decltype(zero);
+          enqueueOnce(flags % 2 == 1, [&] {
+            kernels().panelSolve(3, right ? rhs : n, right ? n : rhs,
+                                 static_cast<const T*>(da.data()), static_cast<const T*>(dx.data()),
+                                 static_cast<T*>(dx.data()), {lower, trans, unit}, right,
+                                 Gpu::get().stream);
+          });
+        });
+        expectClose(download(dx, dt, b.shape()), want, what);
+      }
+    }
 }
 
 TEST(SmallBatched, FailuresNameTheItemAndMinor) {

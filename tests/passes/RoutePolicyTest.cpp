@@ -213,6 +213,20 @@ TEST(RoutePolicy, BlockedSolvesByTriangleAndColumns) {
   EXPECT_TRUE(preferBlockedSolve(p, 64, 100000));
 }
 
+/// Triangles up to panelSolveMaxN take the panel solve where no other kernel does:
+/// none by default (it has not run on a GPU yet), up to 288 (the largest f64 fits)
+/// with GRAPHC_ROUTES=panelSolveMaxN=288.
+TEST(RoutePolicy, PanelSolvesBelowTheBlockedOnesWhenOn) {
+  const RoutePolicy defaults;
+  EXPECT_FALSE(preferPanelSolve(defaults, 1));
+  EXPECT_FALSE(preferPanelSolve(defaults, 256));
+  const RoutePolicy p = defaults.overridden("panelSolveMaxN=288");
+  EXPECT_TRUE(preferPanelSolve(p, 1));
+  EXPECT_TRUE(preferPanelSolve(p, 256));
+  EXPECT_TRUE(preferPanelSolve(p, 288));
+  EXPECT_FALSE(preferPanelSolve(p, 289));
+}
+
 /// GRAPHC_ROUTES's form: the named thresholds change, every other one keeps its
 /// value, and the route follows.
 TEST(RoutePolicy, OverridesSetTheNamedThresholdsOnly) {

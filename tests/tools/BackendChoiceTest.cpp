@@ -134,8 +134,8 @@ TEST(GraphcRun, RouteLogNamesTheRoutineOfEachLibraryStepAndWhy) {
         "8)\n",
         "[graphc] route: qr of f64[512,512]: cuSOLVER geqrf and orgqr per item (the cluster kernel "
         "does not take it)\n",
-        "[graphc] route: triangular_solve of f64[100,100], f64[100,40]: cuBLAS trsm (no kernel "
-        "of graphc's takes it)\n"}) {
+        "[graphc] route: triangular_solve of f64[100,100], f64[100,40]: cuBLAS trsm (order 100 > "
+        "panelSolveMaxN 0)\n"}) {
     size_t at = r.err.find(line);
     EXPECT_NE(at, std::string::npos) << line << " in\n" << r.err;
     EXPECT_EQ(r.err.find(line, at + 1), std::string::npos) << "once, not every run: " << line;

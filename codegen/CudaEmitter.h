@@ -192,10 +192,16 @@ private:
   /// The tiles for the loads `needed` marks, or none (Tiles::staged empty).
   Tiles tiles(const std::vector<bool>& needed) const;
   void tiledElementwise(Code& c, CudaKernel& ck, const std::vector<bool>& needed, const Tiles& t);
-  // Reduction kernels (CudaReductionPlan.h, CudaReduction.cpp).
+  // Reduction kernels (CudaReductionPlan.h, CudaReduction.cpp, CudaSegment.cpp).
   struct Passes;
   struct RowPlan;
   class Segment;
+  /// The loop over a reduction kernel's segments (CudaSegment.cpp): its rows loaded
+  /// (cached), a pass per stage, the domain outputs, the reduced outputs. With
+  /// `vectors`, the wide rows go by RowPlan::width points (the buffers must be
+  /// aligned).
+  void segmentLoop(Code& c, const CudaKernel& ck, const Passes& ps, const RowPlan& rows,
+                   bool vectors);
   RowPlan planRows(const CudaKernel& ck, const Passes& ps, bool multiPass) const;
   /// The launch form (into `ck`), the passes and the row plan of a reduction kernel.
   std::pair<Passes, RowPlan> planReduction(CudaKernel& ck) const;

@@ -107,18 +107,18 @@ Route qr(const Matrices& a, size_t elementSize, const RouteFacts& f, const Choic
   if (ctas && passes::preferClusterQr(policy(), a.batch, a.rows, a.cols, f.sharing))
     return c(Route::ClusterQr, "{} rows on {} blocks{}", a.rows, ctas,
              f.sharing ? ", beside other runs" : "");
-  const std::string why =
-      f.qrRoute == QrRoute::Library ? "the context asks for the library"
-      : ctas == 0                   ? "the cluster kernel does not take it"
-      : a.batch <= 1 && !f.sharing
-          ? fmt::format("one matrix of {} > qrClusterSingleMaxRows {} rows", a.rows,
-                        policy().qrClusterSingleMaxRows)
-          : fmt::format("{} matrices of {} x {}: faster in the library (preferClusterQr)", a.batch,
-                        a.rows, a.cols);
-  if (f.batchedFactorizations && batchedFactorization(a))
-    return c(Route::BatchedQr, "{}; a batch of order <= batchedFactorMaxN {}", why,
-             policy().batchedFactorMaxN);
-  return c(Route::Qr, "{}", why);
+  // The reasons are formatted only where the log asks for them (Choice).
+  const Route library =
+      f.batchedFactorizations && batchedFactorization(a) ? Route::BatchedQr : Route::Qr;
+  if (f.qrRoute == QrRoute::Library)
+    return c(library, "the context asks for the library");
+  if (ctas == 0)
+    return c(library, "the cluster kernel does not take it");
+  if (a.batch <= 1 && !f.sharing)
+    return c(library, "one matrix of {} > qrClusterSingleMaxRows {} rows", a.rows,
+             policy().qrClusterSingleMaxRows);
+  return c(library, "{} matrices of {} x {}: faster in the library (preferClusterQr)", a.batch,
+           a.rows, a.cols);
 }
 
 } // namespace
